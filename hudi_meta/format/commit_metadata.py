@@ -1,0 +1,133 @@
+"""Commit metadata: JSON `HoodieCommitMetadata` (table version 6) and Avro (versions 8/9), one model.
+
+Unknown keys are ignored on read (Jackson runs with FAIL_ON_UNKNOWN_PROPERTIES off); on write we emit
+the fields Hudi 0.14/0.15 emits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from hudi_meta.errors import CorruptFileError
+
+
+def _camel(name: str) -> str:
+    head, *tail = name.split("_")
+    return head + "".join(t.title() for t in tail)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@dataclass
+class WriteStat:
+    """HoodieWriteStat plus the HoodieDeltaWriteStat fields (log version, offset, files)."""
+
+    file_id: str = ""
+    path: str = ""
+    prev_commit: str = "null"
+    num_writes: int = 0
+    num_deletes: int = 0
+    num_update_writes: int = 0
+    num_inserts: int = 0
+    total_write_bytes: int = 0
+    total_write_errors: int = 0
+    temp_path: str | None = None
+    partition_path: str = ""
+    total_log_records: int = 0
+    total_log_files_compacted: int = 0
+    total_log_size_compacted: int = 0
+    total_updated_records_compacted: int = 0
+    total_log_blocks: int = 0
+    total_corrupt_log_block: int = 0
+    total_rollback_blocks: int = 0
+    file_size_in_bytes: int = 0
+    min_event_time: int | None = None
+    max_event_time: int | None = None
+    log_version: int | None = None
+    log_offset: int | None = None
+    base_file: str | None = None
+    log_files: list[str] | None = None
+    cdc_stats: dict[str, int] | None = None
+    runtime_stats: dict[str, int] | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WriteStat:
+        known = {f.name for f in fields(cls)}
+        kwargs = {_snake(k): v for k, v in d.items() if _snake(k) in known and v is not None}
+        return cls(**kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {_camel(f.name): getattr(self, f.name) for f in fields(self)}
+        if self.log_files is None:  # a base-file write stat: no delta fields
+            for key in ("logVersion", "logOffset", "baseFile", "logFiles"):
+                out.pop(key)
+        return out
+
+    @property
+    def file_name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+
+@dataclass
+class CommitMetadata:
+    partition_to_write_stats: dict[str, list[WriteStat]] = field(default_factory=dict)
+    compacted: bool = False
+    extra_metadata: dict[str, str] = field(default_factory=dict)
+    operation_type: str = "UNKNOWN"
+    partition_to_replace_file_ids: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CommitMetadata:
+        stats = {
+            (p or ""): [WriteStat.from_dict(s) for s in (lst or [])]
+            for p, lst in (d.get("partitionToWriteStats") or {}).items()
+        }
+        return cls(
+            partition_to_write_stats=stats,
+            compacted=bool(d.get("compacted") or False),
+            extra_metadata=dict(d.get("extraMetadata") or {}),
+            operation_type=str(d.get("operationType") or "UNKNOWN"),
+            partition_to_replace_file_ids={
+                p: list(ids or []) for p, ids in (d.get("partitionToReplaceFileIds") or {}).items()
+            },
+        )
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CommitMetadata:
+        """Decode either format: JSON (v6) or an Avro container file (v8/v9); empty means no metadata."""
+        if not data.strip():
+            return cls()
+        if data[:4] == b"Obj\x01":
+            from hudi_meta.format.avro_container import read_container
+
+            record = read_container(data)
+            return cls.from_dict(record or {})
+        try:
+            return cls.from_dict(json.loads(data.decode("utf-8")))
+        except (UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError) as e:
+            raise CorruptFileError(f"commit metadata is neither JSON nor Avro: {e}") from e
+
+    def to_json(self) -> bytes:
+        d: dict[str, Any] = {
+            "partitionToWriteStats": {
+                p: [s.to_dict() for s in stats] for p, stats in self.partition_to_write_stats.items()
+            },
+            "compacted": self.compacted,
+            "extraMetadata": self.extra_metadata,
+            "operationType": self.operation_type,
+        }
+        if self.partition_to_replace_file_ids:
+            d["partitionToReplaceFileIds"] = self.partition_to_replace_file_ids
+        return json.dumps(d, indent=2).encode("utf-8")
+
+    def write_stats(self) -> list[WriteStat]:
+        return [s for stats in self.partition_to_write_stats.values() for s in stats]
+
+    @property
+    def schema(self) -> str | None:
+        return self.extra_metadata.get("schema")

@@ -1,0 +1,94 @@
+"""Hudi data file names: log files `.{fileId}_{instant}.log.{version}_{token}` and base files
+`{fileId}_{token}_{instant}.{ext}`, parsed into records and formatted back byte for byte."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+LOG_FILE_RE = re.compile(
+    r"^\.(?P<file_id>[^_]+)_(?P<instant>[^.]+)\.(?P<ext>log|archive)\.(?P<version>\d+)"
+    r"(?:_(?P<token>\d+-\d+-\d+))?(?P<cdc>\.cdc)?$"
+)
+BASE_FILE_RE = re.compile(r"^(?P<file_id>[^_.][^_]*)_(?P<token>[^_]+)_(?P<instant>\d+)(?P<ext>\.[A-Za-z0-9.]+)$")
+
+UNKNOWN_WRITE_TOKEN = "1-0-1"
+LOGFILE_BASE_VERSION = 1
+
+
+def _token_key(token: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in token.split("-")) if token else ()
+
+
+@dataclass(frozen=True, order=False)
+class LogFileName:
+    """A parsed log file name. `instant` is the slice's base instant (v6) or the deltacommit (v8+)."""
+
+    file_id: str
+    instant: str
+    version: int
+    write_token: str = UNKNOWN_WRITE_TOKEN
+    extension: str = "log"
+    cdc: bool = False
+
+    @classmethod
+    def parse(cls, name: str) -> LogFileName:
+        m = LOG_FILE_RE.match(name)
+        if m is None:
+            raise ValueError(f"not a Hudi log file name: {name!r}")
+        return cls(
+            file_id=m["file_id"],
+            instant=m["instant"],
+            version=int(m["version"]),
+            write_token=m["token"] or "",
+            extension=m["ext"],
+            cdc=m["cdc"] is not None,
+        )
+
+    @classmethod
+    def try_parse(cls, name: str) -> LogFileName | None:
+        m = LOG_FILE_RE.match(name)
+        return cls.parse(name) if m else None
+
+    @property
+    def name(self) -> str:
+        token = f"_{self.write_token}" if self.write_token else ""
+        suffix = ".cdc" if self.cdc else ""
+        return f".{self.file_id}_{self.instant}.{self.extension}.{self.version}{token}{suffix}"
+
+    def sort_key(self) -> tuple[str, int, tuple[int, ...], bool]:
+        """Hudi's log file order: instant, then version, then write token, then suffix."""
+        return (self.instant, self.version, _token_key(self.write_token), self.cdc)
+
+    def with_version(self, version: int, write_token: str | None = None) -> LogFileName:
+        token = self.write_token if write_token is None else write_token
+        return LogFileName(self.file_id, self.instant, version, token, self.extension, self.cdc)
+
+
+@dataclass(frozen=True)
+class BaseFileName:
+    """A parsed base file name; `instant` is the commit (or compaction) that wrote it."""
+
+    file_id: str
+    write_token: str
+    instant: str
+    extension: str = ".parquet"
+
+    @classmethod
+    def parse(cls, name: str) -> BaseFileName:
+        m = BASE_FILE_RE.match(name)
+        if m is None:
+            raise ValueError(f"not a Hudi base file name: {name!r}")
+        return cls(m["file_id"], m["token"], m["instant"], m["ext"])
+
+    @classmethod
+    def try_parse(cls, name: str) -> BaseFileName | None:
+        return cls.parse(name) if BASE_FILE_RE.match(name) else None
+
+    @property
+    def name(self) -> str:
+        return f"{self.file_id}_{self.write_token}_{self.instant}{self.extension}"
+
+
+def is_log_file(name: str) -> bool:
+    return LOG_FILE_RE.match(name) is not None

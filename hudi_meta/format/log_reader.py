@@ -1,0 +1,140 @@
+"""Scan a log file block by block, reading headers only, and detect corrupt or torn blocks as Java does.
+
+A block is corrupt when its size field runs past the end of the file, its reverse pointer does not match,
+or the bytes right after it are neither a magic nor the end of the file. The reader then scans forward
+for the next magic and reports the bytes in between as one CORRUPT block, and goes on from there.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from hudi_meta.format.log_block import MAGIC, BlockType, LogBlock, decode_header
+from hudi_meta.storage.base import Storage
+
+SCAN_WINDOW = 1 << 20
+_MIN_BLOCK_SIZE = 4 + 4 + 4 + 8 + 4 + 8  # version, type, empty header, content length, empty footer, pointer
+_HEADER_CHUNK = 16 * 1024
+
+
+class _File:
+    """A seekable file of known size with exact-read helpers."""
+
+    def __init__(self, f: BinaryIO, size: int) -> None:
+        self.f = f
+        self.size = size
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        self.f.seek(offset)
+        return self.f.read(length)
+
+    def find_magic(self, start: int) -> int:
+        """Offset of the next magic at or after `start`, or the file size if there is none."""
+        pos = start
+        while pos < self.size:
+            window = self.read_at(pos, SCAN_WINDOW + len(MAGIC) - 1)
+            hit = window.find(MAGIC)
+            if hit >= 0:
+                return pos + hit
+            pos += SCAN_WINDOW
+        return self.size
+
+
+def _corrupt(offset: int, end: int) -> LogBlock:
+    return LogBlock(offset=offset, length=end - offset, block_type=BlockType.CORRUPT)
+
+
+def _read_block(file: _File, pos: int) -> LogBlock | None:
+    """The valid block starting at `pos`, or None when the bytes there do not form one."""
+    head = file.read_at(pos, len(MAGIC) + 8)
+    if len(head) < len(MAGIC) + 8 or head[: len(MAGIC)] != MAGIC:
+        return None
+    (block_size,) = struct.unpack_from(">q", head, len(MAGIC))
+    body_start = pos + len(MAGIC) + 8
+    block_end = body_start + block_size
+    if block_size < _MIN_BLOCK_SIZE or block_end > file.size:
+        return None
+    tail = file.read_at(block_end - 8, 8 + len(MAGIC))
+    (reverse_pointer,) = struct.unpack_from(">q", tail, 0)
+    if reverse_pointer != block_size + len(MAGIC):
+        return None
+    if block_end < file.size and tail[8:] != MAGIC:
+        return None
+
+    chunk = file.read_at(body_start, min(block_size, _HEADER_CHUNK))
+    try:
+        return _parse_body(chunk, pos, body_start, block_end)
+    except (ValueError, struct.error):
+        if len(chunk) == block_size:
+            return None
+    # A large header (e.g. a wide schema): read the whole block body once.
+    try:
+        return _parse_body(file.read_at(body_start, block_size), pos, body_start, block_end)
+    except (ValueError, struct.error):
+        return None
+
+
+def _parse_body(chunk: bytes, offset: int, body_start: int, block_end: int) -> LogBlock:
+    version, type_ordinal = struct.unpack_from(">ii", chunk, 0)
+    if version != 1:
+        raise ValueError(f"unsupported log format version {version}")
+    block_type = BlockType(type_ordinal)  # ValueError for unknown ordinals
+    if block_type == BlockType.CORRUPT:
+        raise ValueError("corrupt block type on disk")
+    limit = min(len(chunk), block_end - body_start)
+    header, p = decode_header(chunk, 8, limit)
+    if p + 8 > limit:
+        raise ValueError("content length past chunk")
+    (content_length,) = struct.unpack_from(">q", chunk, p)
+    content_offset = body_start + p + 8
+    footer_start = content_offset + content_length
+    if content_length < 0 or footer_start + 4 + 8 > block_end:
+        raise ValueError("content past block end")
+    footer: dict[int, str] = {}
+    footer_rel = footer_start - body_start
+    footer_len = block_end - 8 - footer_start
+    if footer_rel + footer_len <= len(chunk):
+        footer, end = decode_header(chunk, footer_rel, footer_rel + footer_len)
+        if end != footer_rel + footer_len:
+            raise ValueError("footer does not end at the reverse pointer")
+    elif footer_len != 4:
+        raise ValueError("footer outside chunk")
+    return LogBlock(
+        offset=offset,
+        length=block_end - offset,
+        block_type=block_type,
+        header=header,
+        content_offset=content_offset,
+        content_length=content_length,
+        footer=footer,
+        format_version=version,
+    )
+
+
+def scan_blocks(f: BinaryIO, size: int, start: int = 0) -> Iterator[LogBlock]:
+    """Yield every block from `start` to the end of the file, CORRUPT blocks included."""
+    file = _File(f, size)
+    pos = start
+    while pos < size:
+        block = _read_block(file, pos)
+        if block is None:
+            end = file.find_magic(pos + 1)
+            yield _corrupt(pos, end)
+            pos = end
+            continue
+        yield block
+        pos = block.offset + block.length
+
+
+def read_blocks(storage: Storage, path: str, start: int = 0) -> list[LogBlock]:
+    """All blocks of the log file at `path` (headers only), starting at byte `start`."""
+    size = storage.size(path)
+    with storage.open_read(path) as f:
+        return list(scan_blocks(f, size, start))
+
+
+def read_content(storage: Storage, path: str, block: LogBlock) -> bytes:
+    """The raw content bytes of one block, read at its indexed offset."""
+    return storage.read_range(path, block.content_offset, block.content_length)

@@ -1,0 +1,84 @@
+"""The storage interface every layer above uses; paths are absolute strings (no scheme for local)."""
+
+from __future__ import annotations
+
+import posixpath
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import BinaryIO
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One directory entry. `link_target` is set for symlinks (the path they point at)."""
+
+    path: str
+    size: int
+    is_dir: bool
+    link_target: str | None = None
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path.rstrip("/"))
+
+
+class Storage(ABC):
+    """Minimal file operations. Completed files are created atomically and never overwritten."""
+
+    supports_symlinks: bool = False
+
+    @abstractmethod
+    def exists(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def is_dir(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def list_dir(self, path: str) -> list[FileInfo]:
+        """Entries directly under `path`; a missing directory lists as empty."""
+
+    @abstractmethod
+    def size(self, path: str) -> int: ...
+
+    @abstractmethod
+    def open_read(self, path: str) -> BinaryIO: ...
+
+    def read_bytes(self, path: str) -> bytes:
+        with self.open_read(path) as f:
+            return f.read()
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        with self.open_read(path) as f:
+            f.seek(offset)
+            return f.read(length)
+
+    @abstractmethod
+    def create_atomic(self, path: str, data: bytes) -> None:
+        """Create `path` with `data` all at once; raise FileExistsError if it exists."""
+
+    @abstractmethod
+    def replace_atomic(self, path: str, data: bytes) -> None:
+        """Write `path` all at once, replacing any previous content (for mutable config files)."""
+
+    @abstractmethod
+    def append(self, path: str, data: bytes) -> int:
+        """Append `data` (creating the file if needed), flush it durably; return the offset written at."""
+
+    @abstractmethod
+    def delete(self, path: str) -> None:
+        """Delete a file; a missing file is not an error (deletes are idempotent)."""
+
+    @abstractmethod
+    def makedirs(self, path: str) -> None: ...
+
+    def symlink(self, target: str, link: str) -> None:
+        """Create `link` pointing at `target`; only where `supports_symlinks`."""
+        raise NotImplementedError(f"{type(self).__name__} has no symlinks")
+
+    @abstractmethod
+    def copy_atomic(self, source: str, dest: str) -> None:
+        """Copy `source` to a new file `dest` atomically; raise FileExistsError if `dest` exists."""
+
+    @abstractmethod
+    def link_target(self, path: str) -> str | None:
+        """The path a symlink points at (absolute), or None for a regular file."""

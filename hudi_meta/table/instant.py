@@ -1,0 +1,86 @@
+"""Instants and their file names for timeline layout 1 (v6: `.hoodie/`) and layout 2 (v8/v9:
+`.hoodie/timeline/`, completed files named `<requested>_<completion>.<action>`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+
+class State(Enum):
+    REQUESTED = "requested"
+    INFLIGHT = "inflight"
+    COMPLETED = "completed"
+
+
+class Action:
+    COMMIT = "commit"
+    DELTA_COMMIT = "deltacommit"
+    COMPACTION = "compaction"
+    LOG_COMPACTION = "logcompaction"
+    CLEAN = "clean"
+    ROLLBACK = "rollback"
+    RESTORE = "restore"
+    REPLACE_COMMIT = "replacecommit"
+    CLUSTERING = "clustering"
+    SAVEPOINT = "savepoint"
+    INDEXING = "indexing"
+    SCHEMA_COMMIT = "schemacommit"
+
+
+ACTIONS = frozenset(v for k, v in vars(Action).items() if k.isupper())
+# Pending actions that complete under another action's name.
+COMPLETES_AS = {
+    Action.COMPACTION: Action.COMMIT,
+    Action.LOG_COMPACTION: Action.DELTA_COMMIT,
+    Action.CLUSTERING: Action.REPLACE_COMMIT,
+}
+WRITE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
+
+_NAME_RE = re.compile(
+    r"^(?P<requested>\d{14,17})(?:_(?P<completed>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$"
+)
+
+
+@dataclass(frozen=True, order=True)
+class Instant:
+    """One state of one instant, as one file on the timeline."""
+
+    requested_time: str
+    action: str
+    state: State
+    completion_time: str | None = None
+
+    @property
+    def is_completed(self) -> bool:
+        return self.state == State.COMPLETED
+
+    def file_name(self, layout: int) -> str:
+        t = self.requested_time
+        if self.state == State.COMPLETED:
+            action = COMPLETES_AS.get(self.action, self.action)
+            if layout >= 2 and self.completion_time:
+                return f"{t}_{self.completion_time}.{action}"
+            return f"{t}.{action}"
+        if self.state == State.INFLIGHT and self.action == Action.COMMIT:
+            return f"{t}.inflight"  # the legacy name of a commit's inflight file
+        return f"{t}.{self.action}.{self.state.value}"
+
+    @classmethod
+    def parse(cls, name: str) -> Instant | None:
+        """Parse an instant file name; None for files that are not instants."""
+        m = _NAME_RE.match(name)
+        if m is None:
+            return None
+        rest = m["rest"]
+        if rest == "inflight":
+            return cls(m["requested"], Action.COMMIT, State.INFLIGHT)
+        action, _, suffix = rest.partition(".")
+        if action not in ACTIONS:
+            return None
+        if suffix == "":
+            return cls(m["requested"], action, State.COMPLETED, m["completed"])
+        if suffix in ("requested", "inflight") and m["completed"] is None:
+            return cls(m["requested"], action, State(suffix))
+        return None

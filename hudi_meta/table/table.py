@@ -1,0 +1,206 @@
+"""A Hudi table opened from its base path: config, timeline, file-system view and queries.
+
+The table plans file slices; `file_group_reader.read_file_slice` turns each slice into Arrow. Engines
+(Spark) split work by slice the same way.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+import pyarrow as pa
+
+from hudi_meta.errors import CorruptFileError, NotAHudiTableError, TableNotFoundError, UnsupportedTableError
+from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.properties import checksum_ok, parse_properties
+from hudi_meta.format.table_service_metadata import CompactionPlan
+from hudi_meta.storage import Storage, storage_for
+from hudi_meta.table.config import TableConfig
+from hudi_meta.table.file_group_reader import MergeSpec, ReadStats, read_file_slice
+from hudi_meta.table.fs_view import (
+    BaseFile,
+    FileGroup,
+    LogFile,
+    ViewInputs,
+    build_file_groups,
+    latest_base_for_ro,
+    latest_slice_for_snapshot,
+    visible_groups,
+)
+from hudi_meta.table.timeline import Timeline
+
+META_DIR = ".hoodie"
+PROPERTIES = "hoodie.properties"
+QUERIES = ("snapshot", "ro")
+
+
+@dataclass(frozen=True)
+class SliceRead:
+    """One unit of read work: a file group's base file and log files (relative paths)."""
+
+    partition: str
+    file_id: str
+    base_file: str | None
+    log_files: tuple[str, ...]
+
+
+class HudiTable:
+    def __init__(self, storage: Storage, base_path: str, config: TableConfig) -> None:
+        self.storage = storage
+        self.base_path = base_path
+        self.config = config
+
+    @classmethod
+    def open(cls, uri: str) -> HudiTable:
+        storage, base_path = storage_for(uri)
+        if not storage.exists(base_path):
+            raise TableNotFoundError(f"no such table path: {uri}")
+        props_path = posixpath.join(base_path, META_DIR, PROPERTIES)
+        if not storage.exists(props_path):
+            raise NotAHudiTableError(f"not a Hudi table (no {META_DIR}/{PROPERTIES}): {uri}")
+        try:
+            props = parse_properties(storage.read_bytes(props_path).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, OSError) as e:
+            raise CorruptFileError(f"unreadable {props_path}: {e}") from e
+        if not checksum_ok(props):
+            raise CorruptFileError(f"hoodie.table.checksum does not match the table name in {props_path}")
+        return cls(storage, base_path, TableConfig(props))
+
+    # ---- paths and timeline -------------------------------------------------------------------------
+
+    @property
+    def meta_path(self) -> str:
+        return posixpath.join(self.base_path, META_DIR)
+
+    @property
+    def timeline_path(self) -> str:
+        d = self.config.timeline_dir
+        return posixpath.join(self.meta_path, d) if d else self.meta_path
+
+    @cached_property
+    def timeline(self) -> Timeline:
+        return Timeline.load(self.storage, self.timeline_path, self.config.timeline_layout)
+
+    def reload(self) -> None:
+        self.__dict__.pop("timeline", None)
+        self.__dict__.pop("_listing", None)
+        self.__dict__.pop("_view_inputs", None)
+
+    def compaction_plan(self, instant_time: str) -> CompactionPlan:
+        return CompactionPlan.from_bytes(self.timeline.requested_bytes(instant_time, "compaction"))
+
+    # ---- listing and view ---------------------------------------------------------------------------
+
+    def _partitions(self, path: str, rel: str) -> Iterator[tuple[str, str]]:
+        yield rel, path
+        for info in self.storage.list_dir(path):
+            if info.is_dir and not info.name.startswith("."):
+                yield from self._partitions(info.path, f"{rel}/{info.name}" if rel else info.name)
+
+    @cached_property
+    def _listing(self) -> tuple[list[BaseFile], list[LogFile]]:
+        ext = "." + self.config.base_file_format.lower()
+        bases: list[BaseFile] = []
+        logs: list[LogFile] = []
+        for rel, path in self._partitions(self.base_path, ""):
+            for info in self.storage.list_dir(path):
+                if info.is_dir:
+                    continue
+                log = LogFileName.try_parse(info.name)
+                if log is not None and log.extension == "log" and not log.cdc:
+                    target = info.link_target
+                    rel_target = posixpath.relpath(target, self.base_path) if target else None
+                    logs.append(LogFile(rel, info.name, info.size, log, rel_target))
+                    continue
+                base = BaseFileName.try_parse(info.name)
+                if base is not None and base.extension == ext:
+                    bases.append(BaseFile(rel, info.name, info.size, base))
+        return bases, logs
+
+    def view_inputs(self) -> ViewInputs:
+        """The timeline facts the view needs (cached until `reload`)."""
+        return self._view_inputs
+
+    @cached_property
+    def _view_inputs(self) -> ViewInputs:
+        tl = self.timeline
+        pending: dict[tuple[str, str], str] = {}
+        for instant in tl.pending_compactions():
+            for op in self.compaction_plan(instant.requested_time).operations:
+                pending[(op.partition_path or "", op.file_id)] = instant.requested_time
+        return ViewInputs(
+            table_version=self.config.version,
+            completed={i.requested_time: (i.completion_time or i.requested_time) for i in tl.completed()},
+            first_active_instant=tl.first_instant_time,
+            pending_compactions=pending,
+            replaced=frozenset(tl.replaced_file_ids()),
+        )
+
+    def file_groups(self) -> list[FileGroup]:
+        inputs = self.view_inputs()
+        bases, logs = self._listing
+        return visible_groups(build_file_groups(bases, logs, inputs), inputs)
+
+    def all_file_groups(self) -> list[FileGroup]:
+        """Every file group on disk, replaced ones included (for `show slices`)."""
+        bases, logs = self._listing
+        groups = build_file_groups(bases, logs, self.view_inputs())
+        return [groups[k] for k in sorted(groups)]
+
+    def plan_reads(self, query: str, as_of: str | None = None) -> list[SliceRead]:
+        """The file slices a query reads, one per file group."""
+        if query not in QUERIES:
+            raise ValueError(f"unknown query {query!r}; expected one of {', '.join(QUERIES)}")
+        self.config.check_readable()
+        inputs = self.view_inputs()
+        reads = []
+        for fg in self.file_groups():
+            if query == "ro" or not self.config.is_mor:
+                base = latest_base_for_ro(fg, inputs, as_of)
+                if base is not None:
+                    reads.append(SliceRead(fg.partition, fg.file_id, base.path, ()))
+                continue
+            found = latest_slice_for_snapshot(fg, inputs, as_of)
+            if found is not None:
+                b, logs = found
+                reads.append(SliceRead(fg.partition, fg.file_id, b.path if b else None, tuple(f.path for f in logs)))
+        return reads
+
+    # ---- reading ------------------------------------------------------------------------------------
+
+    @property
+    def merge_spec(self) -> MergeSpec:
+        ordering = self.config.ordering_fields
+        return MergeSpec(
+            record_key_fields=self.config.record_key_fields,
+            ordering_field=ordering[0] if ordering else None,
+            populate_meta_fields=self.config.populate_meta_fields,
+            complex_key=self.config.is_complex_key,
+        )
+
+    def read_slice(self, read: SliceRead, stats: ReadStats | None = None, as_of: str | None = None) -> pa.Table:
+        inputs = self.view_inputs()
+
+        def visible(instant: str) -> bool:
+            return inputs.is_committed(instant) and (as_of is None or instant <= as_of)
+
+        return read_file_slice(
+            self.storage, self.base_path, read.base_file, read.log_files, self.merge_spec, visible, stats
+        )
+
+    def read(self, query: str = "snapshot", columns: list[str] | None = None) -> pa.Table:
+        """All records of a snapshot or read-optimized query as one Arrow table."""
+        tables = [self.read_slice(r) for r in self.plan_reads(query)]
+        tables = [t for t in tables if t.num_columns]
+        if not tables:
+            return pa.table({})
+        result = pa.concat_tables(tables, promote_options="permissive")
+        if columns:
+            missing = [c for c in columns if c not in result.column_names]
+            if missing:
+                raise UnsupportedTableError(f"unknown column(s): {', '.join(missing)}")
+            result = result.select(columns)
+        return result

@@ -1,0 +1,193 @@
+"""The active timeline: instants listed from the timeline folder, their metadata, and v6 instant writes.
+
+Each instant keeps up to three state files; the timeline keeps the newest state of each.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from hudi_meta.errors import InstantExistsError
+from hudi_meta.format.commit_metadata import CommitMetadata
+from hudi_meta.storage.base import Storage
+from hudi_meta.table.instant import COMPLETES_AS, WRITE_ACTIONS, Action, Instant, State
+
+_STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+
+
+@dataclass
+class Timeline:
+    """Instants of one table, sorted by requested time, newest state each."""
+
+    storage: Storage
+    timeline_path: str
+    layout: int
+    instants: list[Instant]
+    compaction_instants: frozenset[str] = frozenset()  # requested times that were scheduled as compactions
+    clustering_instants: frozenset[str] = frozenset()
+    _metadata_cache: dict[Instant, CommitMetadata] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def load(cls, storage: Storage, timeline_path: str, layout: int) -> Timeline:
+        newest: dict[str, Instant] = {}
+        compactions: set[str] = set()
+        clusterings: set[str] = set()
+        for info in storage.list_dir(timeline_path):
+            if info.is_dir:
+                continue
+            instant = Instant.parse(info.name)
+            if instant is None:
+                continue
+            if instant.action == Action.COMPACTION:
+                compactions.add(instant.requested_time)
+            if instant.action == Action.CLUSTERING:
+                clusterings.add(instant.requested_time)
+            old = newest.get(instant.requested_time)
+            if old is None or _STATE_RANK[instant.state] > _STATE_RANK[old.state]:
+                newest[instant.requested_time] = instant
+        instants = sorted(newest.values(), key=lambda i: i.requested_time)
+        timeline = cls(storage, timeline_path, layout, instants, frozenset(compactions), frozenset(clusterings))
+        return timeline
+
+    # ---- queries ------------------------------------------------------------------------------------
+
+    def completed(self) -> list[Instant]:
+        return [i for i in self.instants if i.is_completed]
+
+    def pending(self) -> list[Instant]:
+        return [i for i in self.instants if not i.is_completed]
+
+    def completed_writes(self) -> list[Instant]:
+        """Completed commits, deltacommits and replacecommits: the instants that made data visible."""
+        return [i for i in self.instants if i.is_completed and i.action in WRITE_ACTIONS]
+
+    @cached_property
+    def _completed_times(self) -> dict[str, Instant]:
+        return {i.requested_time: i for i in self.instants if i.is_completed}
+
+    def is_completed(self, instant_time: str) -> bool:
+        return instant_time in self._completed_times
+
+    def instant(self, instant_time: str) -> Instant | None:
+        return next((i for i in self.instants if i.requested_time == instant_time), None)
+
+    def completion_time(self, instant_time: str) -> str | None:
+        """Completion time of a completed instant (layout 2); the requested time for layout-1 instants."""
+        i = self._completed_times.get(instant_time)
+        if i is None:
+            return None
+        return i.completion_time or i.requested_time
+
+    @property
+    def first_instant_time(self) -> str | None:
+        return self.instants[0].requested_time if self.instants else None
+
+    def is_archived(self, instant_time: str) -> bool:
+        """Older than every active instant: committed long ago and archived."""
+        first = self.first_instant_time
+        return first is not None and instant_time < first
+
+    def pending_compactions(self) -> list[Instant]:
+        return [i for i in self.instants if i.action == Action.COMPACTION and not i.is_completed]
+
+    def pending_clustering(self) -> list[Instant]:
+        return [
+            i
+            for i in self.instants
+            if not i.is_completed and i.action in (Action.CLUSTERING, Action.REPLACE_COMMIT)
+        ]
+
+    def is_compaction(self, instant_time: str) -> bool:
+        return instant_time in self.compaction_instants
+
+    # ---- metadata -----------------------------------------------------------------------------------
+
+    def path_of(self, instant: Instant) -> str:
+        return posixpath.join(self.timeline_path, instant.file_name(self.layout))
+
+    def read_bytes(self, instant: Instant) -> bytes:
+        return self.storage.read_bytes(self.path_of(instant))
+
+    def requested_bytes(self, instant_time: str, action: str) -> bytes:
+        """Content of `<t>.<action>.requested` (plans live there)."""
+        return self.read_bytes(Instant(instant_time, action, State.REQUESTED))
+
+    def commit_metadata(self, instant: Instant) -> CommitMetadata:
+        """Metadata of a completed commit/deltacommit/replacecommit (cached)."""
+        cached = self._metadata_cache.get(instant)
+        if cached is None:
+            cached = CommitMetadata.from_bytes(self.read_bytes(instant))
+            self._metadata_cache[instant] = cached
+        return cached
+
+    def replaced_file_ids(self) -> set[tuple[str, str]]:
+        """(partition, fileId) of file groups replaced by completed replacecommits."""
+        out: set[tuple[str, str]] = set()
+        for i in self.completed():
+            if i.action == Action.REPLACE_COMMIT:
+                for part, ids in self.commit_metadata(i).partition_to_replace_file_ids.items():
+                    out.update((part, fid) for fid in ids)
+        return out
+
+
+# ---- writing (layout 1, table version 6) ------------------------------------------------------------
+
+
+def new_instant_time(after: Iterable[str] = (), now: dt.datetime | None = None) -> str:
+    """A 17-digit instant time (UTC) strictly after every time in `after`."""
+    now = now or dt.datetime.now(dt.UTC)
+    t = now.strftime("%Y%m%d%H%M%S") + f"{now.microsecond // 1000:03d}"
+    latest = max(after, default="")
+    if t <= latest:
+        t = str(int(latest) + 1)
+    return t
+
+
+class TimelineWriter:
+    """Writes instant files for layout 1: requested -> inflight -> completed, each created atomically."""
+
+    def __init__(self, storage: Storage, timeline_path: str) -> None:
+        self.storage = storage
+        self.timeline_path = timeline_path
+
+    def _path(self, instant: Instant) -> str:
+        return posixpath.join(self.timeline_path, instant.file_name(1))
+
+    def _create(self, instant: Instant, content: bytes) -> Instant:
+        completed = Instant(instant.requested_time, COMPLETES_AS.get(instant.action, instant.action),
+                            State.COMPLETED)
+        if self.storage.exists(self._path(completed)):
+            raise InstantExistsError(f"instant {instant.requested_time} is already completed")
+        try:
+            self.storage.create_atomic(self._path(instant), content)
+        except FileExistsError as e:
+            raise InstantExistsError(f"{instant.file_name(1)} already exists") from e
+        return instant
+
+    def request(self, action: str, instant_time: str, content: bytes = b"") -> Instant:
+        return self._create(Instant(instant_time, action, State.REQUESTED), content)
+
+    def start(self, action: str, instant_time: str, content: bytes = b"") -> Instant:
+        """Create the inflight file (idempotent: an existing inflight file is kept)."""
+        inflight = Instant(instant_time, action, State.INFLIGHT)
+        if self.storage.exists(self._path(inflight)):
+            return inflight
+        return self._create(inflight, content)
+
+    def complete(self, action: str, instant_time: str, content: bytes) -> Instant:
+        """Publish the completed file; this single atomic create is the commit point."""
+        completed = Instant(instant_time, COMPLETES_AS.get(action, action), State.COMPLETED)
+        try:
+            self.storage.create_atomic(self._path(completed), content)
+        except FileExistsError as e:
+            raise InstantExistsError(f"instant {instant_time} is already completed") from e
+        return completed
+
+    def delete_pending(self, action: str, instant_time: str) -> None:
+        """Remove an instant's requested and inflight files (rollback of a pending instant)."""
+        for state in (State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(self._path(Instant(instant_time, action, state)))
