@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from hudi_meta.errors import CorruptFileError
+from hudi_meta.format.avro_container import read_container
 
 
 def _camel(name: str) -> str:
@@ -103,8 +104,6 @@ class CommitMetadata:
         if not data.strip():
             return cls()
         if data[:4] == b"Obj\x01":
-            from hudi_meta.format.avro_container import read_container
-
             record = read_container(data)
             return cls.from_dict(record or {})
         try:

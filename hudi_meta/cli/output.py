@@ -1,0 +1,62 @@
+"""One output path for every read command: rows (dicts) as a JSON array, JSON lines or a text table."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+
+def json_default(value: Any) -> Any:
+    """JSON for values Arrow and Avro produce: dates and times as ISO-8601, decimals as strings."""
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | dict):
+        return json.dumps(value, default=json_default)
+    return str(json_default(value)) if not isinstance(value, str | int | float | bool) else str(value)
+
+
+def write_json(rows: Sequence[dict[str, Any]], out: TextIO = sys.stdout) -> None:
+    json.dump(list(rows), out, default=json_default, indent=1)
+    out.write("\n")
+
+
+def write_jsonl(rows: Iterable[dict[str, Any]], out: TextIO = sys.stdout) -> None:
+    for row in rows:
+        out.write(json.dumps(row, default=json_default))
+        out.write("\n")
+
+
+def write_table(rows: Sequence[dict[str, Any]], out: TextIO = sys.stdout, columns: Sequence[str] | None = None) -> None:
+    if not rows:
+        out.write("(no rows)\n")
+        return
+    cols = list(columns or rows[0].keys())
+    cells = [[_cell(r.get(c)) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    out.write("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip() + "\n")
+    for row in cells:
+        out.write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() + "\n")
+
+
+def write_rows(rows: Sequence[dict[str, Any]], as_json: bool, out: TextIO = sys.stdout) -> None:
+    if as_json:
+        write_json(rows, out)
+    else:
+        write_table(rows, out)

@@ -1,0 +1,70 @@
+"""Rows for `hudi-meta show ...` read directly from a table's files (timeline, slices, blocks)."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.table.table import HudiTable
+
+
+def timeline_rows(table: HudiTable) -> list[dict[str, Any]]:
+    tl = table.timeline
+    return [
+        {
+            "requested_time": i.requested_time,
+            "action": i.action,
+            "state": i.state.value,
+            "completion_time": i.completion_time,
+            "is_compaction": tl.is_compaction(i.requested_time),
+            "file": i.file_name(tl.layout),
+        }
+        for i in tl.instants
+    ]
+
+
+def slice_rows(table: HudiTable) -> list[dict[str, Any]]:
+    inputs = table.view_inputs()
+    rows = []
+    for fg in table.all_file_groups():
+        replaced = (fg.partition, fg.file_id) in inputs.replaced
+        for fs in fg.ordered_slices():
+            base = fs.base_file
+            rows.append(
+                {
+                    "partition": fg.partition,
+                    "file_id": fg.file_id,
+                    "base_instant": fs.base_instant,
+                    "base_file": base.name if base else None,
+                    "base_committed": inputs.is_committed(base.parsed.instant) if base else None,
+                    "log_files": [f.name for f in fs.sorted_logs()],
+                    "pending_compaction": inputs.pending_compactions.get((fg.partition, fg.file_id))
+                    == fs.base_instant,
+                    "replaced": replaced,
+                }
+            )
+    return rows
+
+
+def block_rows(table: HudiTable) -> list[dict[str, Any]]:
+    rows = []
+    for fg in table.all_file_groups():
+        for fs in fg.ordered_slices():
+            for lf in fs.sorted_logs():
+                for b in read_blocks(table.storage, posixpath.join(table.base_path, lf.path)):
+                    rows.append(
+                        {
+                            "file": lf.path,
+                            "offset": b.offset,
+                            "length": b.length,
+                            "type": b.block_type.label,
+                            "instant": b.instant_time,
+                            "target_instant": b.target_instant_time,
+                            "min_event_time": b.min_event_time,
+                        }
+                    )
+    return rows
+
+
+SHOW = {"timeline": timeline_rows, "slices": slice_rows, "blocks": block_rows}

@@ -1,0 +1,24 @@
+"""Shared test fixtures: the Hudi fixture tables (Java-written), unzipped once per session."""
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+FIXTURES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-tables"
+
+
+@pytest.fixture(scope="session")
+def fixture_tables_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Root holding every fixture zip unzipped into `<root>/<relative path without .zip>/`.
+
+    A table's base path is `<root>/<relative path>/<zip stem>/`; macOS `__MACOSX/` entries are skipped.
+    """
+    if not FIXTURES_DIR.is_dir():
+        pytest.skip(f"fixture tables not found at {FIXTURES_DIR}")
+    root = tmp_path_factory.mktemp("hudi-tables")
+    for archive in sorted(FIXTURES_DIR.rglob("*.zip")):
+        dest = root / archive.relative_to(FIXTURES_DIR).with_suffix("")
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(dest, [name for name in zf.namelist() if not name.startswith("__MACOSX/")])
+    return root
