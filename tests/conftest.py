@@ -15,10 +15,29 @@ def fixture_tables_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     A table's base path is `<root>/<relative path>/<zip stem>/`; macOS `__MACOSX/` entries are skipped.
     """
     if not FIXTURES_DIR.is_dir():
-        pytest.skip(f"fixture tables not found at {FIXTURES_DIR}")
+        raise RuntimeError(f"fixture tables not found at {FIXTURES_DIR}: check out shared/ beside the repo")
     root = tmp_path_factory.mktemp("hudi-tables")
     for archive in sorted(FIXTURES_DIR.rglob("*.zip")):
         dest = root / archive.relative_to(FIXTURES_DIR).with_suffix("")
         with zipfile.ZipFile(archive) as zf:
             zf.extractall(dest, [name for name in zf.namelist() if not name.startswith("__MACOSX/")])
     return root
+
+
+def table_zips() -> list[Path]:
+    """Every fixture table zip, for parametrizing (collected before any fixture runs)."""
+    return sorted(FIXTURES_DIR.rglob("*.zip"))
+
+
+def table_id(archive: Path) -> str:
+    return str(archive.relative_to(FIXTURES_DIR).with_suffix(""))
+
+
+@pytest.fixture(scope="session")
+def fixture_table(fixture_tables_dir: Path):  # type: ignore[no-untyped-def]
+    """A function mapping a fixture zip to the base path of its unzipped table."""
+
+    def base_path(archive: Path) -> Path:
+        return fixture_tables_dir / archive.relative_to(FIXTURES_DIR).with_suffix("") / archive.stem
+
+    return base_path

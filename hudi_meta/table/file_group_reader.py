@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_meta.errors import CorruptFileError
 from hudi_meta.format.avro_arrow import arrow_schema_from_avro_json
 from hudi_meta.format.block_content import (
     BlockDecodeError,
@@ -160,8 +161,12 @@ def _merge_logs(
 
 
 def read_base_file(storage: Storage, path: str, columns: Sequence[str] | None = None) -> pa.Table:
-    with storage.open_read(path) as f:
-        return pq.read_table(f, columns=list(columns) if columns else None)
+    try:
+        with storage.open_read(path) as f:
+            return pq.read_table(f, columns=list(columns) if columns else None)
+    except (pa.ArrowException, OSError) as e:
+        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise CorruptFileError(f"unreadable base file {path}: {first_line}") from e
 
 
 def read_file_slice(

@@ -1,0 +1,96 @@
+"""The `hudi-meta` command as a user runs it: a real subprocess, JSON output, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import table_id, table_zips
+
+TRIPS = next(a for a in table_zips() if table_id(a).endswith("v6_trips_8i3d"))
+LANCE = next(a for a in table_zips() if table_id(a).endswith("v9_trips_lance"))
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hudi_meta.cli.main", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_show_timeline_json(fixture_table: Any) -> None:
+    out = run("show", "timeline", str(fixture_table(TRIPS)), "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [r["action"] for r in rows] == ["deltacommit", "deltacommit"]
+    assert {"requested_time", "action", "state", "completion_time"} <= set(rows[0])
+
+
+def test_show_blocks_json(fixture_table: Any) -> None:
+    rows = json.loads(run("show", "blocks", str(fixture_table(TRIPS)), "--json").stdout)
+    assert len(rows) == 1
+    block = rows[0]
+    assert {"file", "offset", "length", "type", "instant", "min_event_time"} <= set(block)
+    assert block["type"] == "delete" and block["offset"] == 0 and block["length"] == 1098
+    assert block["min_event_time"] is None
+
+
+def test_show_slices_json(fixture_table: Any) -> None:
+    rows = json.loads(run("show", "slices", str(fixture_table(TRIPS)), "--json").stdout)
+    assert len(rows) == 3
+    assert sum(len(r["log_files"]) for r in rows) == 1
+
+
+def test_read_jsonl_snapshot_and_ro(fixture_table: Any) -> None:
+    snap = run("read", str(fixture_table(TRIPS)), "--query", "snapshot").stdout.splitlines()
+    ro = run("read", str(fixture_table(TRIPS)), "--query", "ro").stdout.splitlines()
+    assert len(snap) == 5 and len(ro) == 8
+    record = json.loads(snap[0])
+    assert "_hoodie_record_key" in record and "uuid" in record
+
+
+def test_read_table_format_with_columns(fixture_table: Any) -> None:
+    out = run("read", str(fixture_table(TRIPS)), "--format", "table", "--columns", "uuid,fare")
+    assert out.returncode == 0
+    assert out.stdout.splitlines()[0].split() == ["uuid", "fare"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["read", "/no/such/table"], "no such table path"),
+        (["read", "{tmp}"], "not a Hudi table"),
+        (["read", "{trips}", "--query", "sideways"], "invalid choice"),
+        (["show", "timeline"], "required"),
+        (["read", "{trips}", "--columns", "nope"], "unknown column"),
+        (["read", "{lance}"], "LANCE"),
+        (["read", "{broken}"], "checksum"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args: list[str], message: str, tmp_path: Path, fixture_table: Any) -> None:
+    broken = tmp_path / "broken"
+    (broken / ".hoodie").mkdir(parents=True)
+    (broken / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=x\nhoodie.table.checksum=1\n")
+    paths = {"tmp": str(tmp_path), "trips": str(fixture_table(TRIPS)), "lance": str(fixture_table(LANCE)), "broken": str(broken)}
+    out = run(*[a.format(**paths) for a in args])
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_unreadable_base_file_is_one_line(tmp_path: Path, fixture_table: Any) -> None:
+    import shutil
+
+    copy = tmp_path / "trips"
+    shutil.copytree(fixture_table(TRIPS), copy)
+    base = next(copy.rglob("*.parquet"))
+    base.write_bytes(base.read_bytes()[:100])  # truncated: no footer
+    out = run("read", str(copy))
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unreadable base file" in lines[0]
