@@ -26,7 +26,8 @@ def _unescape(text: str) -> str:
             continue
         out.append(c)
         i += 1
-    return "".join(out)
+    # \uXXXX escapes of characters beyond the BMP come as UTF-16 surrogate pairs (Java strings).
+    return "".join(out).encode("utf-16-le", "surrogatepass").decode("utf-16-le")
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -78,6 +79,9 @@ def _escape(text: str, is_key: bool) -> str:
             out.append("\\ ")
         elif c in "\t\n\r\f":
             out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}[c])
+        elif ord(c) > 0xFFFF:
+            units = c.encode("utf-16-be")
+            out.append(f"\\u{units[:2].hex().upper()}\\u{units[2:].hex().upper()}")
         elif ord(c) < 0x20 or ord(c) > 0x7E:
             out.append(f"\\u{ord(c):04X}")
         else:

@@ -140,11 +140,16 @@ class Timeline:
 def new_instant_time(after: Iterable[str] = (), now: dt.datetime | None = None) -> str:
     """A 17-digit instant time (UTC) strictly after every time in `after`."""
     now = now or dt.datetime.now(dt.UTC)
-    t = now.strftime("%Y%m%d%H%M%S") + f"{now.microsecond // 1000:03d}"
     latest = max(after, default="")
-    if t <= latest:
-        t = str(int(latest) + 1)
-    return t
+    if len(latest) == 17 and _format_instant(now) <= latest:
+        now = dt.datetime.strptime(latest[:14], "%Y%m%d%H%M%S").replace(
+            microsecond=int(latest[14:]) * 1000
+        ) + dt.timedelta(milliseconds=1)
+    return _format_instant(now)
+
+
+def _format_instant(t: dt.datetime) -> str:
+    return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
 
 
 class TimelineWriter:
