@@ -42,14 +42,17 @@ def decode_avro_records(content: bytes, schema_json: str) -> list[dict[str, Any]
         schema = parsed_schema(schema_json)
         buf = io.BytesIO(content)
         pos = 8
-        records = []
+        records: list[dict[str, Any]] = []
         for _ in range(count):
             (length,) = struct.unpack_from(">i", content, pos)
             pos += 4
             if length < 0 or pos + length > len(content):
                 raise BlockDecodeError("record length past content end")
             buf.seek(pos)
-            records.append(fastavro.schemaless_reader(buf, schema, None))
+            record = fastavro.schemaless_reader(buf, schema, None)
+            if not isinstance(record, dict):
+                raise BlockDecodeError("Avro data block record is not a record")
+            records.append(record)
             pos += length
     except (struct.error, EOFError, IndexError, ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
         raise BlockDecodeError(f"cannot decode Avro data block: {e}") from e

@@ -136,7 +136,9 @@ class LogBlock:
         return self.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.HFILE_DATA)
 
 
-def encode_block(block_type: BlockType, header: Header, content: bytes, footer: Header | None = None) -> bytes:
+def encode_block(
+    block_type: BlockType, header: Header, content: bytes, footer: Header | None = None
+) -> bytes:
     """Frame one block exactly as HoodieLogFormatWriter does."""
     header_bytes = encode_header(header)
     footer_bytes = encode_header(footer or {})

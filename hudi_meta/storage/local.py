@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import uuid
@@ -83,10 +84,8 @@ class LocalStorage(Storage):
         return offset
 
     def delete(self, path: str) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
-        except FileNotFoundError:
-            pass
 
     def makedirs(self, path: str) -> None:
         os.makedirs(path, exist_ok=True)

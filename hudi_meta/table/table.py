@@ -166,7 +166,9 @@ class HudiTable:
             found = latest_slice_for_snapshot(fg, inputs, as_of)
             if found is not None:
                 b, logs = found
-                reads.append(SliceRead(fg.partition, fg.file_id, b.path if b else None, tuple(f.path for f in logs)))
+                reads.append(
+                    SliceRead(fg.partition, fg.file_id, b.path if b else None, tuple(f.path for f in logs))
+                )
         return reads
 
     # ---- reading ------------------------------------------------------------------------------------
@@ -181,7 +183,9 @@ class HudiTable:
             complex_key=self.config.is_complex_key,
         )
 
-    def read_slice(self, read: SliceRead, stats: ReadStats | None = None, as_of: str | None = None) -> pa.Table:
+    def read_slice(
+        self, read: SliceRead, stats: ReadStats | None = None, as_of: str | None = None
+    ) -> pa.Table:
         inputs = self.view_inputs()
 
         def visible(instant: str) -> bool:

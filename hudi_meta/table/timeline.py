@@ -50,7 +50,9 @@ class Timeline:
             if old is None or _STATE_RANK[instant.state] > _STATE_RANK[old.state]:
                 newest[instant.requested_time] = instant
         instants = sorted(newest.values(), key=lambda i: i.requested_time)
-        timeline = cls(storage, timeline_path, layout, instants, frozenset(compactions), frozenset(clusterings))
+        timeline = cls(
+            storage, timeline_path, layout, instants, frozenset(compactions), frozenset(clusterings)
+        )
         return timeline
 
     # ---- queries ------------------------------------------------------------------------------------
@@ -163,8 +165,9 @@ class TimelineWriter:
         return posixpath.join(self.timeline_path, instant.file_name(1))
 
     def _create(self, instant: Instant, content: bytes) -> Instant:
-        completed = Instant(instant.requested_time, COMPLETES_AS.get(instant.action, instant.action),
-                            State.COMPLETED)
+        completed = Instant(
+            instant.requested_time, COMPLETES_AS.get(instant.action, instant.action), State.COMPLETED
+        )
         if self.storage.exists(self._path(completed)):
             raise InstantExistsError(f"instant {instant.requested_time} is already completed")
         try:

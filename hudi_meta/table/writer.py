@@ -7,6 +7,7 @@ skip every block and base file of the instant, and `rollback` removes them.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import posixpath
@@ -21,7 +22,13 @@ from hudi_meta.format.avro_arrow import arrow_to_avro_record
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
-from hudi_meta.format.log_writer import EncodedBlock, append_blocks, avro_data_block, delete_block, parquet_data_block
+from hudi_meta.format.log_writer import (
+    EncodedBlock,
+    append_blocks,
+    avro_data_block,
+    delete_block,
+    parquet_data_block,
+)
 from hudi_meta.format.properties import format_properties, with_checksum
 from hudi_meta.storage import storage_for
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR
@@ -71,8 +78,13 @@ def create_table(
         "hoodie.datasource.write.hive_style_partitioning": str(hive_style_partitioning).lower(),
         "hoodie.datasource.write.partitionpath.urlencode": "false",
         "hoodie.table.keygenerator.class": "org.apache.hudi.keygen."
-        + ("ComplexKeyGenerator" if len(record_key_fields) > 1 or len(partition_fields) > 1 else
-           "SimpleKeyGenerator" if partition_fields else "NonpartitionedKeyGenerator"),
+        + (
+            "ComplexKeyGenerator"
+            if len(record_key_fields) > 1 or len(partition_fields) > 1
+            else "SimpleKeyGenerator"
+            if partition_fields
+            else "NonpartitionedKeyGenerator"
+        ),
         "hoodie.compaction.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
     }
     if ordering_field:
@@ -92,7 +104,9 @@ def new_file_id() -> str:
     return f"{uuid.uuid4()}-0"
 
 
-def with_meta_columns(data: pa.Table, instant: str, partition: str, file_name: str, keys: Sequence[str]) -> pa.Table:
+def with_meta_columns(
+    data: pa.Table, instant: str, partition: str, file_name: str, keys: Sequence[str]
+) -> pa.Table:
     """Prepend Hudi's meta columns to `data` (replacing any already there)."""
     data = data.drop_columns([c for c in META_COLUMNS if c in data.column_names])
     n = data.num_rows
@@ -158,11 +172,10 @@ class WriteClient:
         marker = posixpath.join(path, PARTITION_METADATA)
         if not self.table.storage.exists(marker):
             depth = len(partition.split("/")) if partition else 0
-            text = f"#partition metadata\n#{dt.datetime.now(dt.UTC).isoformat()}\ncommitTime={self.instant}\npartitionDepth={depth}\n"
-            try:
+            now = dt.datetime.now(dt.UTC).isoformat()
+            text = f"#partition metadata\n#{now}\ncommitTime={self.instant}\npartitionDepth={depth}\n"
+            with contextlib.suppress(FileExistsError):  # another task created it first
                 self.table.storage.create_atomic(marker, text.encode())
-            except FileExistsError:
-                pass
         return path
 
     def _keys(self, data: pa.Table) -> list[str]:
@@ -170,7 +183,10 @@ class WriteClient:
         if len(fields) == 1 and not self.table.config.is_complex_key:
             return [str(v) for v in data.column(fields[0]).to_pylist()]
         cols = [data.column(f).to_pylist() for f in fields]
-        return [",".join(f"{f}:{v}" for f, v in zip(fields, vals, strict=True)) for vals in zip(*cols, strict=True)]
+        return [
+            ",".join(f"{f}:{v}" for f, v in zip(fields, vals, strict=True))
+            for vals in zip(*cols, strict=True)
+        ]
 
     def _event_times(self, data: pa.Table) -> tuple[int | None, int | None]:
         field_name = self.table.config.event_time_field
@@ -212,9 +228,13 @@ class WriteClient:
         size = 0
         for info in storage.list_dir(directory):
             parsed = LogFileName.try_parse(info.name)
-            if parsed and parsed.file_id == file_id and parsed.instant == base_instant:
-                if latest is None or parsed.sort_key() > latest.sort_key():
-                    latest, size = parsed, info.size
+            if (
+                parsed
+                and parsed.file_id == file_id
+                and parsed.instant == base_instant
+                and (latest is None or parsed.sort_key() > latest.sort_key())
+            ):
+                latest, size = parsed, info.size
         if latest is None:
             return LogFileName(file_id, base_instant, 1, UNKNOWN_WRITE_TOKEN)
         if size >= self.log_max_size:

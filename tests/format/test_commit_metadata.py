@@ -32,9 +32,18 @@ def test_every_fixture_commit_decodes(fixture_table: Any) -> None:
 
 
 def test_json_round_trip_keeps_delta_fields(tmp_path: Path) -> None:
-    stat = WriteStat(file_id="f", path="p/.f_1.log.1_1-0-1", prev_commit="1", log_version=1, log_offset=0,
-                     base_file="f_1-0-1_1.parquet", log_files=[".f_1.log.1_1-0-1"], min_event_time=5, max_event_time=9,
-                     partition_path="p")
+    stat = WriteStat(
+        file_id="f",
+        path="p/.f_1.log.1_1-0-1",
+        prev_commit="1",
+        log_version=1,
+        log_offset=0,
+        base_file="f_1-0-1_1.parquet",
+        log_files=[".f_1.log.1_1-0-1"],
+        min_event_time=5,
+        max_event_time=9,
+        partition_path="p",
+    )
     metadata = CommitMetadata({"p": [stat]}, False, {"schema": "{}"}, "UPSERT")
     again = CommitMetadata.from_bytes(metadata.to_json())
     assert again == metadata

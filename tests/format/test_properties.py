@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hudi_meta.format.properties import checksum_ok, format_properties, parse_properties, table_checksum, with_checksum
+from hudi_meta.format.properties import (
+    checksum_ok,
+    format_properties,
+    parse_properties,
+    table_checksum,
+    with_checksum,
+)
 
 keys = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
 values = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
@@ -17,7 +23,7 @@ def test_round_trip(props: dict[str, str]) -> None:
 
 
 def test_java_escapes_and_checksum() -> None:
-    text = "#c\nhoodie.table.name=trips\nhoodie.database.name=default\nschema={\"a\"\\:1}\nk = v\\\n  w\n"
+    text = '#c\nhoodie.table.name=trips\nhoodie.database.name=default\nschema={"a"\\:1}\nk = v\\\n  w\n'
     props = parse_properties(text)
     assert props["schema"] == '{"a":1}' and props["k"] == "vw"
     assert checksum_ok(with_checksum(props))

@@ -4,7 +4,6 @@ the base file Java wrote for that operation (data columns)."""
 from __future__ import annotations
 
 import posixpath
-from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -55,7 +54,7 @@ def test_merged_inputs_equal_java_output(fixture_table: Any) -> None:
             rel(op.data_file_path) if op.data_file_path else None,
             [rel(n) for n in op.delta_file_paths],
             table.merge_spec,
-            lambda t, c=instant: inputs.is_committed(t) and t < c,
+            lambda t, c=instant, v=inputs: v.is_committed(t) and t < c,
         )
         java = pq.read_table(posixpath.join(table.base_path, rel(output)))
         assert data_rows(merged) == data_rows(java), (table.base_path, op.file_id)

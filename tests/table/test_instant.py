@@ -36,10 +36,15 @@ def test_completed_names_round_trip(t: str, c: str, action: str) -> None:
 
 
 def test_known_names() -> None:
-    assert Instant.parse("20250101000000000.inflight") == Instant("20250101000000000", "commit", State.INFLIGHT)
-    assert Instant(  # a compaction completes as a commit
-        "20250101000000000", Action.COMPACTION, State.COMPLETED
-    ).file_name(1) == "20250101000000000.commit"
+    assert Instant.parse("20250101000000000.inflight") == Instant(
+        "20250101000000000", "commit", State.INFLIGHT
+    )
+    assert (
+        Instant(  # a compaction completes as a commit
+            "20250101000000000", Action.COMPACTION, State.COMPLETED
+        ).file_name(1)
+        == "20250101000000000.commit"
+    )
     assert Instant.parse("hoodie.properties") is None
     assert Instant.parse("20250101000000000.deltacommit.requested.crc") is None
 

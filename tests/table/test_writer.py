@@ -40,20 +40,32 @@ def hudi_rs_rows(path: Path, query: str) -> list[dict[str, object]]:
 
 
 def write_demo(path: Path, header: bool = False) -> HudiTable:
-    table = create_table(str(path), "demo", ["id"], "ts", ["region"], event_time_field="ts", min_event_time_header=header)
+    table = create_table(
+        str(path), "demo", ["id"], "ts", ["region"], event_time_field="ts", min_event_time_header=header
+    )
     w = WriteClient(table)
     w.begin()
-    fids = {r: w.write_base_file(f"region={r}", batch(r, list(range(6)), 1_000)).file_id for r in ("eu", "us")}
+    fids = {
+        r: w.write_base_file(f"region={r}", batch(r, list(range(6)), 1_000)).file_id for r in ("eu", "us")
+    }
     base = w.instant
     w.commit("INSERT")
     w = WriteClient(table)
     w.begin()
-    w.append_log("region=eu", fids["eu"], base, batch("eu", [1, 2, 9], 2_000), [DeleteRecord("eu-3", "region=eu")])
+    w.append_log(
+        "region=eu", fids["eu"], base, batch("eu", [1, 2, 9], 2_000), [DeleteRecord("eu-3", "region=eu")]
+    )
     w.append_log("region=us", fids["us"], base, batch("us", [0, 7], 3_000), block_format="parquet")
     w.commit()
     w = WriteClient(table)
     w.begin()
-    w.append_log("region=us", fids["us"], base, None, [DeleteRecord("us-0", "region=us"), DeleteRecord("us-5", "region=us")])
+    w.append_log(
+        "region=us",
+        fids["us"],
+        base,
+        None,
+        [DeleteRecord("us-0", "region=us"), DeleteRecord("us-5", "region=us")],
+    )
     w.append_log("region=eu", fids["eu"], base, batch("eu", [2], 500))  # older ordering value: loses
     w.commit()
     return HudiTable.open(str(path))
@@ -106,7 +118,9 @@ def test_uncommitted_write_is_invisible(tmp_path: Path) -> None:
     w = WriteClient(table)
     w.begin()
     base = fg.ordered_slices()[-1].base_instant
-    w.append_log("region=eu", fg.file_id, base, batch("eu", [1, 50], 9_000), [DeleteRecord("eu-0", "region=eu")])
+    w.append_log(
+        "region=eu", fg.file_id, base, batch("eu", [1, 50], 9_000), [DeleteRecord("eu-0", "region=eu")]
+    )
     # no commit: a crashed writer
     assert rows(HudiTable.open(table.base_path).read("snapshot")) == before
     assert hudi_rs_rows(Path(table.base_path), "snapshot") == before
