@@ -73,6 +73,8 @@ def decode_header(buf: bytes, pos: int, end: int) -> tuple[dict[int, str], int]:
         raise ValueError(f"bad header entry count {count}")
     header: dict[int, str] = {}
     for _ in range(count):
+        if pos + 8 > end:
+            raise ValueError("header entry past block end")
         key, length = struct.unpack_from(">ii", buf, pos)
         pos += 8
         if length < 0 or pos + length > end:
