@@ -6,11 +6,16 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from hudi_meta.cli.output import write_jsonl, write_rows, write_table
-from hudi_meta.cli.show import SHOW
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from hudi_meta.cli.output import write_json, write_jsonl, write_rows, write_table
+from hudi_meta.cli.show import SHOW_FROM_FILES
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.db import DB_ENV, make_engine, resolve_db_url
+from hudi_meta.index.queries import SHOW_FROM_INDEX
 from hudi_meta.table.table import QUERIES, HudiTable
 
 EXIT_USAGE = 2
@@ -23,12 +28,28 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="hudi-meta", description="Metadata and event-time compaction for Hudi MOR tables")
+    parser.add_argument("--db", help=f"metadata store URL or SQLite file (default: ${DB_ENV} or a local SQLite file)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    show = sub.add_parser("show", help="show a table's timeline, file slices or log blocks")
-    show.add_argument("what", choices=sorted(SHOW))
+    sub.add_parser("init-db", help="create or upgrade the metadata store schema")
+
+    register = sub.add_parser("register", help="register a table in the metadata store")
+    register.add_argument("table", help="table base path or URI")
+    register.add_argument("--event-time-field", help="record field holding the event time")
+
+    index = sub.add_parser("index", help="index a table incrementally (registers it on first use)")
+    index.add_argument("table", help="table base path or URI")
+    index.add_argument("--event-time-field", help="record field holding the event time")
+    index.add_argument("--json", action="store_true", help="print the run's counters as JSON")
+    index.add_argument("--batch-files", type=int, default=200, help="log files scanned per transaction")
+
+    show = sub.add_parser("show", help="show a table's timeline, slices, blocks, plans or links")
+    show.add_argument("what", choices=sorted(SHOW_FROM_INDEX))
     show.add_argument("table", help="table base path or URI")
     show.add_argument("--json", action="store_true", help="a JSON array, one object per row")
+    show.add_argument(
+        "--from-files", action="store_true", help="read the table's files instead of the index (timeline|slices|blocks)"
+    )
 
     read = sub.add_parser("read", help="read a table's records")
     read.add_argument("table", help="table base path or URI")
@@ -40,14 +61,63 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _engine(args: argparse.Namespace, must_exist: bool = True) -> Engine:
+    from hudi_meta.index.migrate import current_revision
+
+    url = resolve_db_url(args.db)
+    if must_exist and current_revision(url) is None:
+        raise HudiMetaError("the metadata store has no schema yet: run `hudi-meta init-db` first")
+    return make_engine(url)
+
+
+def _show(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.table)
+    rows: list[dict[str, Any]]
+    if args.from_files:
+        if args.what not in SHOW_FROM_FILES:
+            raise HudiMetaError(f"--from-files supports {', '.join(sorted(SHOW_FROM_FILES))}, not {args.what}")
+        rows = SHOW_FROM_FILES[args.what](table)
+    else:
+        from hudi_meta.index.indexer import table_id_of
+
+        engine = _engine(args)
+        table_id = table_id_of(engine, table.base_path)
+        if table_id is None:
+            raise HudiMetaError(f"table {table.base_path} is not indexed: run `hudi-meta index {args.table}`")
+        rows = SHOW_FROM_INDEX[args.what](engine, table_id)
+    write_rows(rows, args.json)
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "quickstart":
         print("hudi-meta quickstart: not yet (it arrives with event-time compaction)")
         return 0
-    table = HudiTable.open(args.table)
-    if args.command == "show":
-        write_rows(SHOW[args.what](table), args.json)
+    if args.command == "init-db":
+        from hudi_meta.index.migrate import upgrade
+
+        url = resolve_db_url(args.db)
+        upgrade(url)
+        print(f"metadata store ready: {make_engine(url).url.render_as_string(hide_password=True)}")
         return 0
+    if args.command in ("register", "index"):
+        from hudi_meta.index.indexer import Indexer, register_table
+
+        table = HudiTable.open(args.table)
+        engine = _engine(args)
+        if args.command == "register":
+            table_id = register_table(engine, table, args.event_time_field)
+            print(f"registered {table.config.name} ({table.base_path}) as table {table_id}")
+            return 0
+        stats = Indexer(engine, table, batch_files=args.batch_files).run(args.event_time_field)
+        if args.json:
+            write_json([vars(stats)])
+        else:
+            print(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in vars(stats).items()))
+        return 0
+    if args.command == "show":
+        return _show(args)
+    table = HudiTable.open(args.table)
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
     rows = table.read(args.query, columns).to_pylist()
     if args.format == "jsonl":
@@ -57,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _one_line(e: Exception) -> str:
+def _one_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
 
@@ -71,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except HudiMetaError as e:
         print(f"hudi-meta: error: {_one_line(e)}", file=sys.stderr)
+    except SQLAlchemyError as e:
+        print(f"hudi-meta: error: metadata store: {_one_line(e.orig if getattr(e, 'orig', None) else e)}", file=sys.stderr)
     except (OSError, ValueError) as e:
         print(f"hudi-meta: error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
     return EXIT_USAGE

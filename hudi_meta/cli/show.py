@@ -1,4 +1,5 @@
-"""Rows for `hudi-meta show ...` read directly from a table's files (timeline, slices, blocks)."""
+"""Rows for `hudi-meta show ...` read directly from a table's files; the index serves the same keys
+(`hudi_meta.index.queries`), so scripts see one shape whichever source answered."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import posixpath
 from typing import Any
 
 from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.index.indexer import commit_summary
 from hudi_meta.table.table import HudiTable
 
 
@@ -18,7 +20,7 @@ def timeline_rows(table: HudiTable) -> list[dict[str, Any]]:
             "state": i.state.value,
             "completion_time": i.completion_time,
             "is_compaction": tl.is_compaction(i.requested_time),
-            "file": i.file_name(tl.layout),
+            "summary": commit_summary(table, i),
         }
         for i in tl.instants
     ]
@@ -48,23 +50,38 @@ def slice_rows(table: HudiTable) -> list[dict[str, Any]]:
 
 
 def block_rows(table: HudiTable) -> list[dict[str, Any]]:
-    rows = []
+    inputs = table.view_inputs()
+    found = []
     for fg in table.all_file_groups():
         for fs in fg.ordered_slices():
             for lf in fs.sorted_logs():
-                for b in read_blocks(table.storage, posixpath.join(table.base_path, lf.path)):
-                    rows.append(
-                        {
-                            "file": lf.path,
-                            "offset": b.offset,
-                            "length": b.length,
-                            "type": b.block_type.label,
-                            "instant": b.instant_time,
-                            "target_instant": b.target_instant_time,
-                            "min_event_time": b.min_event_time,
-                        }
-                    )
+                path = posixpath.join(table.base_path, lf.path)
+                found.extend((lf.path, b) for b in read_blocks(table.storage, path))
+    rolled_back = {b.target_instant_time for _, b in found if b.is_rollback}
+    rows = []
+    for path, b in found:
+        if b.is_corrupt:
+            status = "corrupt"
+        elif b.instant_time in rolled_back:
+            status = "rolled_back"
+        else:
+            status = "committed" if b.instant_time and inputs.is_committed(b.instant_time) else "uncommitted"
+        rows.append(
+            {
+                "file": path,
+                "offset": b.offset,
+                "length": b.length,
+                "type": b.block_type.label,
+                "instant": b.instant_time,
+                "target_instant": b.target_instant_time,
+                "min_event_time": b.min_event_time,
+                "max_event_time": None,
+                "min_event_time_source": "header" if b.min_event_time is not None else None,
+                "record_count": b.record_count,
+                "status": status,
+            }
+        )
     return rows
 
 
-SHOW = {"timeline": timeline_rows, "slices": slice_rows, "blocks": block_rows}
+SHOW_FROM_FILES = {"timeline": timeline_rows, "slices": slice_rows, "blocks": block_rows}

@@ -100,6 +100,7 @@ class LogBlock:
     content_length: int = 0
     footer: dict[int, str] = field(default_factory=dict)
     format_version: int = LOG_FORMAT_VERSION
+    record_count: int | None = None  # Avro data blocks carry it in their first content bytes
 
     @property
     def instant_time(self) -> str | None:

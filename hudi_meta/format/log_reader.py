@@ -101,6 +101,10 @@ def _parse_body(chunk: bytes, offset: int, body_start: int, block_end: int) -> L
             raise ValueError("footer does not end at the reverse pointer")
     elif footer_len != 4:
         raise ValueError("footer outside chunk")
+    record_count = None
+    rel = content_offset - body_start
+    if block_type in (BlockType.AVRO_DATA, BlockType.CDC_DATA) and content_length >= 8 and rel + 8 <= len(chunk):
+        (record_count,) = struct.unpack_from(">i", chunk, rel + 4)
     return LogBlock(
         offset=offset,
         length=block_end - offset,
@@ -110,6 +114,7 @@ def _parse_body(chunk: bytes, offset: int, body_start: int, block_end: int) -> L
         content_length=content_length,
         footer=footer,
         format_version=version,
+        record_count=record_count,
     )
 
 

@@ -1,0 +1,1 @@
+"""The metadata store: models, engine/session handling and the incremental indexer."""

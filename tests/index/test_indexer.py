@@ -1,0 +1,200 @@
+"""The incremental indexer on SQLite and PostgreSQL: fixtures, incremental runs, status and event times."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from sqlalchemy import Engine
+
+from hudi_meta.format.block_content import decode_data_block
+from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.log_reader import read_blocks, read_content
+from hudi_meta.index.db import make_engine
+from hudi_meta.index.event_time_source import instant_to_epoch_ms
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.queries import block_rows, slice_rows, timeline_rows
+from hudi_meta.storage import LocalStorage
+from hudi_meta.table.event_time import to_epoch_ms
+from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import WriteClient
+from tests.conftest import table_zips
+
+EVENT_FIELDS = ("ts", "txn_datetime", "timestampField")
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    store = make_engine(db_url)
+    yield store
+    store.dispose()
+
+
+def event_field(table: HudiTable) -> str | None:
+    schema = table.config.props.get("hoodie.table.create.schema", "")
+    return next((f for f in EVENT_FIELDS if f'"{f}"' in schema), None)
+
+
+def direct_scan(table: HudiTable, field: str | None) -> dict[tuple[str, int], tuple[str, int | None, int | None]]:
+    """(file, offset) -> (type, min, max) computed straight from the files, for committed blocks."""
+    storage = LocalStorage()
+    inputs = table.view_inputs()
+    out = {}
+    for path in sorted(Path(table.base_path).rglob(".*")):
+        if ".hoodie" in path.relative_to(table.base_path).parts or LogFileName.try_parse(path.name) is None:
+            continue
+        rel = str(path.relative_to(table.base_path))
+        for block in read_blocks(storage, str(path)):
+            lo = hi = None
+            if block.is_data and field is not None:
+                column = decode_data_block(block, read_content(storage, str(path), block)).column(field)
+                lo, hi = to_epoch_ms(pc.min(column).as_py()), to_epoch_ms(pc.max(column).as_py())
+            elif block.block_type.label == "delete" and block.instant_time:
+                lo = hi = instant_to_epoch_ms(block.instant_time)
+            if block.instant_time and inputs.is_committed(block.instant_time) and not block.is_rollback:
+                out[(rel, block.offset)] = (block.block_type.label, lo, hi)
+    return out
+
+
+def test_every_fixture_table_indexes_like_a_direct_scan(engine: Engine, fixture_table: Any) -> None:
+    for archive in table_zips():
+        table = HudiTable.open(str(fixture_table(archive)))
+        field = event_field(table)
+        Indexer(engine, table).run(field)
+        indexed = {
+            (r["file"], r["offset"]): (r["type"], r["min_event_time"], r["max_event_time"])
+            for r in block_rows(engine, _table_id(engine, table))
+            if r["status"] == "committed" and r["type"] != "command"
+        }
+        assert indexed == direct_scan(table, field), archive.name
+        timeline = timeline_rows(engine, _table_id(engine, table))
+        assert [r["requested_time"] for r in timeline] == [i.requested_time for i in table.timeline.instants]
+        assert len(slice_rows(engine, _table_id(engine, table))) == sum(len(fg.slices) for fg in table.all_file_groups())
+
+
+def _table_id(engine: Engine, table: HudiTable) -> int:
+    from hudi_meta.index.indexer import table_id_of
+
+    found = table_id_of(engine, table.base_path)
+    assert found is not None
+    return found
+
+
+def test_rolled_back_blocks_are_marked(engine: Engine, fixture_table: Any) -> None:
+    archive = next(a for a in table_zips() if a.stem == "v6_nonpartitioned_rollback")
+    table = HudiTable.open(str(fixture_table(archive)))
+    Indexer(engine, table).run()
+    statuses = sorted((r["type"], r["status"]) for r in block_rows(engine, _table_id(engine, table)))
+    assert statuses == [("command", "committed"), ("parquet_data", "committed"), ("parquet_data", "rolled_back")]
+
+
+class CountingStorage(LocalStorage):
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+
+    def open_read(self, path: str) -> Any:
+        if LogFileName.try_parse(posixpath.basename(path)):
+            self.opened.append(path)
+        return super().open_read(path)
+
+
+def _open_counting(path: str) -> tuple[HudiTable, CountingStorage]:
+    table = HudiTable.open(path)
+    storage = CountingStorage()
+    table.storage = storage
+    return table, storage
+
+
+def test_incremental_runs_read_only_what_is_new(engine: Engine, tmp_path: Path) -> None:
+    spec = SyntheticSpec(partitions=2, file_groups_per_partition=3, commits=2, blocks_per_commit=2)
+    path = str(tmp_path / "t")
+    write_synthetic_table(path, spec)
+    table, storage = _open_counting(path)
+    first = Indexer(engine, table).run()
+    assert first.blocks_added == spec.total_blocks and first.log_files_scanned == 6
+
+    table, storage = _open_counting(path)
+    nothing = Indexer(engine, table).run()
+    assert storage.opened == []
+    assert (nothing.blocks_added, nothing.log_files_scanned, nothing.instants_added) == (0, 0, 0)
+
+    # a new deltacommit appends to two of the six log files and creates no new file
+    table = HudiTable.open(path)
+    groups = table.file_groups()[:2]
+    client = WriteClient(table)
+    client.begin()
+    for fg in groups:
+        data = pa.table({"id": [f"new-{fg.file_id}"], "ts": pa.array([spec.start_ms + 10], pa.int64()),
+                         "value": [1.0], "part": [fg.partition.split("=")[1]]})
+        client.append_log(fg.partition, fg.file_id, fg.ordered_slices()[-1].base_instant, data)
+    client.commit()
+    table, storage = _open_counting(path)
+    second = Indexer(engine, table).run()
+    assert (second.blocks_added, second.log_files_scanned, second.instants_added) == (2, 2, 1)
+    assert sorted(set(storage.opened)) == sorted(
+        posixpath.join(path, fg.partition, fg.ordered_slices()[-1].log_files[0].name) for fg in groups
+    )
+    rows = block_rows(engine, _table_id(engine, table))
+    new = [r for r in rows if r["instant"] == client.instant]
+    assert len(new) == 2 and all(r["min_event_time_source"] == "write_stat" for r in new)
+    assert all(r["min_event_time"] == spec.start_ms + 10 for r in new)
+
+
+def test_uncommitted_blocks_then_commit(engine: Engine, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_synthetic_table(path, SyntheticSpec(partitions=1, file_groups_per_partition=1, commits=1, blocks_per_commit=1))
+    table = HudiTable.open(path)
+    fg = table.file_groups()[0]
+    client = WriteClient(table)
+    client.begin()
+    data = pa.table({"id": ["late"], "ts": pa.array([5], pa.int64()), "value": [1.0], "part": ["0"]})
+    client.append_log(fg.partition, fg.file_id, fg.ordered_slices()[-1].base_instant, data)
+    Indexer(engine, HudiTable.open(path)).run()
+    pending = [r for r in block_rows(engine, _table_id(engine, table)) if r["instant"] == client.instant]
+    assert [(r["status"], r["min_event_time"]) for r in pending] == [("uncommitted", None)]
+    client.commit()
+    Indexer(engine, HudiTable.open(path)).run()
+    done = [r for r in block_rows(engine, _table_id(engine, table)) if r["instant"] == client.instant]
+    assert [(r["status"], r["min_event_time"]) for r in done] == [("committed", 5000)]
+
+
+def test_removed_files_leave_the_index(engine: Engine, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_synthetic_table(path, SyntheticSpec(partitions=1, file_groups_per_partition=2, commits=1, blocks_per_commit=3))
+    Indexer(engine, HudiTable.open(path)).run()
+    victim = next(Path(path).rglob(".*.log.*"))
+    victim.unlink()
+    stats = Indexer(engine, HudiTable.open(path)).run()
+    assert stats.log_files_removed == 1
+    assert all(victim.name not in r["file"] for r in block_rows(engine, _table_id(engine, HudiTable.open(path))))
+
+
+def test_header_min_event_time_wins(engine: Engine, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    write_synthetic_table(path, SyntheticSpec(commits=1, min_event_time_header=True, late_every=2))
+    table = HudiTable.open(path)
+    Indexer(engine, table).run()
+    rows = [r for r in block_rows(engine, _table_id(engine, table)) if r["type"] == "avro_data"]
+    assert rows and all(r["min_event_time_source"] == "header" for r in rows)
+    expected = direct_scan(table, "ts")
+    assert all(r["min_event_time"] == expected[(r["file"], r["offset"])][1] for r in rows)
+
+
+@pytest.mark.parametrize("field", ["ts"])
+def test_register_with_a_new_event_time_field_rescans(engine: Engine, fixture_table: Any, field: str) -> None:
+    archive = next(a for a in table_zips() if a.stem == "v6_trips_8i1u")
+    table = HudiTable.open(str(fixture_table(archive)))
+    Indexer(engine, table).run()
+    before = block_rows(engine, _table_id(engine, table))
+    assert [r["min_event_time_source"] for r in before] == ["unavailable"]
+    Indexer(engine, table).run(field)
+    after = block_rows(engine, _table_id(engine, table))
+    assert [r["min_event_time_source"] for r in after] == ["record_scan"]
+    assert after[0]["min_event_time"] == json.loads("1695046462179")
