@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_show_timeline_json(fixture_table: Any) -> None:
-    out = run("show", "timeline", str(fixture_table(TRIPS)), "--json")
+    out = run("show", "timeline", str(fixture_table(TRIPS)), "--json", "--from-files")
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert [r["action"] for r in rows] == ["deltacommit", "deltacommit"]
@@ -31,7 +32,7 @@ def test_show_timeline_json(fixture_table: Any) -> None:
 
 
 def test_show_blocks_json(fixture_table: Any) -> None:
-    rows = json.loads(run("show", "blocks", str(fixture_table(TRIPS)), "--json").stdout)
+    rows = json.loads(run("show", "blocks", str(fixture_table(TRIPS)), "--json", "--from-files").stdout)
     assert len(rows) == 1
     block = rows[0]
     assert {"file", "offset", "length", "type", "instant", "min_event_time"} <= set(block)
@@ -40,9 +41,34 @@ def test_show_blocks_json(fixture_table: Any) -> None:
 
 
 def test_show_slices_json(fixture_table: Any) -> None:
-    rows = json.loads(run("show", "slices", str(fixture_table(TRIPS)), "--json").stdout)
+    rows = json.loads(run("show", "slices", str(fixture_table(TRIPS)), "--json", "--from-files").stdout)
     assert len(rows) == 3
     assert sum(len(r["log_files"]) for r in rows) == 1
+
+
+def test_index_then_show_from_the_store(fixture_table: Any, tmp_path: Path) -> None:
+    db = str(tmp_path / "store.db")
+    table = str(fixture_table(TRIPS))
+    assert "init-db" in run("--db", db, "show", "blocks", table).stderr  # no schema yet: one clear line
+    assert run("--db", db, "init-db").returncode == 0
+    assert "not indexed" in run("--db", db, "show", "blocks", table).stderr
+    indexed = run("--db", db, "index", table, "--event-time-field", "ts", "--json")
+    assert indexed.returncode == 0, indexed.stderr
+    assert json.loads(indexed.stdout)[0]["blocks_added"] == 1
+    for what in ("timeline", "slices", "blocks"):
+        from_store = json.loads(run("--db", db, "show", what, table, "--json").stdout)
+        from_files = json.loads(run("--db", db, "show", what, table, "--json", "--from-files").stdout)
+        assert [sorted(r) for r in from_store] == [sorted(r) for r in from_files], what  # one shape
+        assert len(from_store) == len(from_files)
+    blocks = json.loads(run("--db", db, "show", "blocks", table, "--json").stdout)
+    assert blocks[0]["status"] == "committed" and blocks[0]["min_event_time_source"] == "instant_time"
+    for what in ("plans", "links"):
+        assert run("--db", db, "show", what, table, "--json").stdout.strip() == "[]"
+    env_run = subprocess.run(
+        [sys.executable, "-m", "hudi_meta.cli.main", "show", "timeline", table, "--json"],
+        capture_output=True, text=True, env={**os.environ, "HUDI_META_DB": db}, timeout=120,
+    )
+    assert len(json.loads(env_run.stdout)) == 2
 
 
 def test_read_jsonl_snapshot_and_ro(fixture_table: Any) -> None:

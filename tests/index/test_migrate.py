@@ -1,0 +1,192 @@
+"""Alembic migrations of the metadata store on SQLite and PostgreSQL: round trips, drift, names, shipping."""
+
+from __future__ import annotations
+
+import io
+import tomllib
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect, pool
+from sqlalchemy.engine import Inspector
+
+import hudi_meta
+from hudi_meta.index.migrate import (
+    alembic_config,
+    current_revision,
+    downgrade,
+    head_revision,
+    migrations_dir,
+    upgrade,
+)
+from hudi_meta.index.models import Base
+
+APP_TABLES = set(Base.metadata.tables)
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh_url(request: pytest.FixtureRequest) -> str:
+    """A blank database of this test alone, on each backend."""
+    name = "sqlite_url" if request.param == "sqlite" else "pg_fresh_url"
+    url: str = request.getfixturevalue(name)
+    return url
+
+
+def table_names(url: str) -> set[str]:
+    engine = create_engine(url, poolclass=pool.NullPool)
+    try:
+        return set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def schema_diff(url: str) -> list[object]:
+    engine = create_engine(url, poolclass=pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"compare_type": True})
+            return list(compare_metadata(context, Base.metadata))
+    finally:
+        engine.dispose()
+
+
+def index_names(insp: Inspector, table: str) -> set[str | None]:
+    """Explicit indexes only: PostgreSQL also reports the index backing each unique constraint."""
+    return {ix["name"] for ix in insp.get_indexes(table) if not ix.get("duplicates_constraint")}
+
+
+def test_single_linear_history() -> None:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    assert script.get_heads() == ["0001"]
+    assert head_revision() == "0001"
+    assert [rev.revision for rev in script.walk_revisions()] == ["0001"]
+
+
+def test_migrations_ship_as_a_package() -> None:
+    directory = migrations_dir()
+    assert directory == (REPO_ROOT / "migrations").resolve()
+    assert (directory / "env.py").is_file()
+    assert (directory / "script.py.mako").is_file()
+    assert (directory / "versions" / "0001_initial.py").is_file()
+
+
+def test_pyproject_lists_every_package() -> None:
+    """Packages are listed by hand (package-dir maps migrations/); a new folder must be added to the list."""
+    setuptools_cfg = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setuptools_cfg["packages"])
+    package_root = Path(hudi_meta.__file__).resolve().parent
+    folders = {"hudi_meta"} | {
+        "hudi_meta." + ".".join(path.relative_to(package_root).parts)
+        for path in package_root.rglob("*")
+        if path.is_dir() and path.name != "__pycache__" and any(path.iterdir())
+    }
+    folders |= {"hudi_meta.migrations", "hudi_meta.migrations.versions"}
+    assert not folders - listed, (
+        f"add these to [tool.setuptools] packages in pyproject.toml: {folders - listed}"
+    )
+    assert setuptools_cfg["package-dir"] == {"hudi_meta": "hudi_meta", "hudi_meta.migrations": "migrations"}
+
+
+def test_round_trip(fresh_url: str) -> None:
+    assert current_revision(fresh_url) is None
+
+    upgrade(fresh_url)
+    assert current_revision(fresh_url) == head_revision()
+    assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
+
+    downgrade(fresh_url)
+    assert current_revision(fresh_url) is None
+    assert not table_names(fresh_url) & APP_TABLES
+
+    upgrade(fresh_url, "head")
+    assert current_revision(fresh_url) == "0001"
+    assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
+    assert schema_diff(fresh_url) == []
+
+
+def test_round_trip_through_env_url(fresh_url: str) -> None:
+    """Without a connection in `config.attributes`, env.py opens its own from `sqlalchemy.url` (CLI use)."""
+    config = alembic_config(fresh_url)
+    command.upgrade(config, "head")
+    assert current_revision(fresh_url) == "0001"
+    command.downgrade(config, "base")
+    assert not table_names(fresh_url) & APP_TABLES
+    command.upgrade(config, "head")
+    assert schema_diff(fresh_url) == []
+
+
+def test_upgrade_is_idempotent(db_url: str) -> None:
+    upgrade(db_url)
+    assert current_revision(db_url) == "0001"
+
+
+def test_no_drift_after_upgrade(db_url: str) -> None:
+    assert schema_diff(db_url) == []
+
+
+def test_constraint_names_follow_convention(db_url: str) -> None:
+    engine = create_engine(db_url, poolclass=pool.NullPool)
+    try:
+        insp = inspect(engine)
+        log_block_uniques = {uc["name"] for uc in insp.get_unique_constraints("log_block")}
+        assert log_block_uniques == {"uq_log_block_log_file_id_offset"}
+        assert insp.get_pk_constraint("log_block")["name"] == "pk_log_block"
+        assert {fk["name"] for fk in insp.get_foreign_keys("log_block")} == {
+            "fk_log_block_log_file_id_log_file",
+            "fk_log_block_table_id_hudi_table",
+        }
+        assert index_names(insp, "log_block") == {
+            "ix_log_block_log_file_id",
+            "ix_log_block_table_instant",
+            "ix_log_block_table_status_min",
+        }
+        assert {uc["name"] for uc in insp.get_unique_constraints("hudi_table")} == {"uq_hudi_table_base_path"}
+
+        # Every table: exactly the names the models' naming convention yields.
+        for table in Base.metadata.sorted_tables:
+            expected_uq = {c.name for c in table.constraints if c.__visit_name__ == "unique_constraint"}
+            expected_uq |= {f"uq_{table.name}_{c.name}" for c in table.columns if c.unique}
+            expected_fk = {fk.name for fk in table.foreign_key_constraints}
+            expected_ix = {ix.name for ix in table.indexes}
+            assert {uc["name"] for uc in insp.get_unique_constraints(table.name)} == expected_uq, table.name
+            assert {fk["name"] for fk in insp.get_foreign_keys(table.name)} == expected_fk, table.name
+            assert index_names(insp, table.name) == expected_ix, table.name
+            assert insp.get_pk_constraint(table.name)["name"] == f"pk_{table.name}", table.name
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("url", ["sqlite:///unused.db", "postgresql+psycopg://user@localhost/unused"])
+def test_offline_mode_renders_sql(url: str) -> None:
+    buffer = io.StringIO()
+    config = alembic_config(url)
+    config.output_buffer = buffer
+    command.upgrade(config, "head", sql=True)
+    command.downgrade(config, "head:base", sql=True)
+    script = buffer.getvalue()
+    assert "CREATE TABLE log_block" in script
+    assert 'CONSTRAINT uq_log_block_log_file_id_offset UNIQUE (log_file_id, "offset")' in script
+    assert "DROP TABLE hudi_table" in script
+
+
+def test_migrations_print_nothing(sqlite_url: str, capfd: pytest.CaptureFixture[str]) -> None:
+    upgrade(sqlite_url)
+    downgrade(sqlite_url)
+    assert current_revision(sqlite_url) is None
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")
+
+
+def test_current_revision_of_missing_sqlite_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.db"
+    assert current_revision(str(path)) is None
+    assert not path.exists()
+
+
+def test_current_revision_of_blank_postgres(pg_url: str) -> None:
+    assert current_revision(pg_url) is None
