@@ -54,8 +54,10 @@ def decode_avro_records(content: bytes, schema_json: str) -> list[dict[str, Any]
                 raise BlockDecodeError("Avro data block record is not a record")
             records.append(record)
             pos += length
-    except (struct.error, EOFError, IndexError, ValueError, TypeError, KeyError, UnicodeDecodeError) as e:
-        raise BlockDecodeError(f"cannot decode Avro data block: {e}") from e
+    except BlockDecodeError:
+        raise
+    except Exception as e:  # damaged bytes or a damaged SCHEMA header: fastavro raises many types
+        raise BlockDecodeError(f"cannot decode Avro data block: {type(e).__name__}: {e}") from e
     return records
 
 
@@ -236,16 +238,25 @@ def encode_delete_records(records: list[DeleteRecord]) -> bytes:
 
 
 def decode_data_block(block: LogBlock, content: bytes, schema: pa.Schema | None = None) -> pa.Table:
-    """Records of an Avro or Parquet data block as an Arrow table (in `schema` when given)."""
+    """Records of an Avro or Parquet data block as an Arrow table (in `schema` when given).
+
+    Content comes from disk and may be damaged: every failure to decode it is a BlockDecodeError.
+    """
+    try:
+        return _decode_data_block(block, content, schema)
+    except BlockDecodeError:
+        raise
+    except Exception as e:  # fastavro, pyarrow and the schema parser raise many types on bad bytes
+        raise BlockDecodeError(f"cannot decode {block.block_type.name} block: {type(e).__name__}: {e}") from e
+
+
+def _decode_data_block(block: LogBlock, content: bytes, schema: pa.Schema | None) -> pa.Table:
     if block.block_type in (BlockType.AVRO_DATA, BlockType.CDC_DATA):
         if block.schema is None:
             raise BlockDecodeError("Avro data block without a SCHEMA header")
         records = decode_avro_records(content, block.schema)
         target = schema if schema is not None else arrow_schema_from_avro_json(block.schema)
-        try:
-            return records_to_arrow(records, target)
-        except (pa.ArrowException, ValueError, TypeError) as e:
-            raise BlockDecodeError(f"cannot convert Avro records to Arrow: {e}") from e
+        return records_to_arrow(records, target)
     if block.block_type == BlockType.PARQUET_DATA:
         table = decode_parquet(content)
         return table if schema is None else conform(table, schema)
