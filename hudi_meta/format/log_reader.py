@@ -60,23 +60,32 @@ def _read_block(file: _File, pos: int) -> LogBlock | None:
     (reverse_pointer,) = struct.unpack_from(">q", tail, 0)
     if reverse_pointer != block_size + len(MAGIC):
         return None
-    if block_end < file.size and tail[8:] != MAGIC:
+    # Java reads the next magic with readFully: fewer than 6 bytes left counts as the end of the file.
+    if file.size - block_end >= len(MAGIC) and tail[8:] != MAGIC:
         return None
 
     chunk = file.read_at(body_start, min(block_size, _HEADER_CHUNK))
     try:
-        return _parse_body(chunk, pos, body_start, block_end)
+        return _parse_body(file, chunk, pos, body_start, block_end)
     except (ValueError, struct.error):
         if len(chunk) == block_size:
             return None
-    # A large header (e.g. a wide schema): read the whole block body once.
+    # A header larger than the first chunk (e.g. a very wide schema): read the whole block body once.
     try:
-        return _parse_body(file.read_at(body_start, block_size), pos, body_start, block_end)
+        return _parse_body(file, file.read_at(body_start, block_size), pos, body_start, block_end)
     except (ValueError, struct.error):
         return None
 
 
-def _parse_body(chunk: bytes, offset: int, body_start: int, block_end: int) -> LogBlock:
+def _at(file: _File, chunk: bytes, body_start: int, offset: int, length: int) -> bytes:
+    """Bytes at file `offset`: from the chunk already read when they lie in it, else from the file."""
+    rel = offset - body_start
+    if rel + length <= len(chunk):
+        return chunk[rel : rel + length]
+    return file.read_at(offset, length)
+
+
+def _parse_body(file: _File, chunk: bytes, offset: int, body_start: int, block_end: int) -> LogBlock:
     version, type_ordinal = struct.unpack_from(">ii", chunk, 0)
     if version != 1:
         raise ValueError(f"unsupported log format version {version}")
@@ -92,19 +101,14 @@ def _parse_body(chunk: bytes, offset: int, body_start: int, block_end: int) -> L
     footer_start = content_offset + content_length
     if content_length < 0 or footer_start + 4 + 8 > block_end:
         raise ValueError("content past block end")
-    footer: dict[int, str] = {}
-    footer_rel = footer_start - body_start
     footer_len = block_end - 8 - footer_start
-    if footer_rel + footer_len <= len(chunk):
-        footer, end = decode_header(chunk, footer_rel, footer_rel + footer_len)
-        if end != footer_rel + footer_len:
-            raise ValueError("footer does not end at the reverse pointer")
-    elif footer_len != 4:
-        raise ValueError("footer outside chunk")
+    footer_bytes = _at(file, chunk, body_start, footer_start, footer_len)
+    footer, end = decode_header(footer_bytes, 0, footer_len)
+    if end != footer_len:
+        raise ValueError("footer does not end at the reverse pointer")
     record_count = None
-    rel = content_offset - body_start
-    if block_type in (BlockType.AVRO_DATA, BlockType.CDC_DATA) and content_length >= 8 and rel + 8 <= len(chunk):
-        (record_count,) = struct.unpack_from(">i", chunk, rel + 4)
+    if block_type in (BlockType.AVRO_DATA, BlockType.CDC_DATA) and content_length >= 8:
+        (record_count,) = struct.unpack_from(">i", _at(file, chunk, body_start, content_offset + 4, 4), 0)
     return LogBlock(
         offset=offset,
         length=block_end - offset,
