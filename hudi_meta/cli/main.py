@@ -28,7 +28,9 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="hudi-meta", description="Metadata and event-time compaction for Hudi MOR tables")
-    parser.add_argument("--db", help=f"metadata store URL or SQLite file (default: ${DB_ENV} or a local SQLite file)")
+    parser.add_argument(
+        "--db", help=f"metadata store URL or SQLite file (default: ${DB_ENV} or a local SQLite file)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     sub.add_parser("init-db", help="create or upgrade the metadata store schema")
@@ -48,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("table", help="table base path or URI")
     show.add_argument("--json", action="store_true", help="a JSON array, one object per row")
     show.add_argument(
-        "--from-files", action="store_true", help="read the table's files instead of the index (timeline|slices|blocks)"
+        "--from-files",
+        action="store_true",
+        help="read the table's files instead of the index (timeline|slices|blocks)",
     )
 
     read = sub.add_parser("read", help="read a table's records")
@@ -75,7 +79,9 @@ def _show(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]]
     if args.from_files:
         if args.what not in SHOW_FROM_FILES:
-            raise HudiMetaError(f"--from-files supports {', '.join(sorted(SHOW_FROM_FILES))}, not {args.what}")
+            raise HudiMetaError(
+                f"--from-files supports {', '.join(sorted(SHOW_FROM_FILES))}, not {args.what}"
+            )
         rows = SHOW_FROM_FILES[args.what](table)
     else:
         from hudi_meta.index.indexer import table_id_of
@@ -142,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HudiMetaError as e:
         print(f"hudi-meta: error: {_one_line(e)}", file=sys.stderr)
     except SQLAlchemyError as e:
-        print(f"hudi-meta: error: metadata store: {_one_line(e.orig if getattr(e, 'orig', None) else e)}", file=sys.stderr)
+        cause = getattr(e, "orig", None) or e
+        print(f"hudi-meta: error: metadata store: {_one_line(cause)}", file=sys.stderr)
     except (OSError, ValueError) as e:
         print(f"hudi-meta: error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
     return EXIT_USAGE

@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from hudi_meta.format.log_block import LogBlock
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index.indexer import commit_summary
 from hudi_meta.table.table import HudiTable
@@ -51,7 +52,7 @@ def slice_rows(table: HudiTable) -> list[dict[str, Any]]:
 
 def block_rows(table: HudiTable) -> list[dict[str, Any]]:
     inputs = table.view_inputs()
-    found = []
+    found: list[tuple[str, LogBlock]] = []
     for fg in table.all_file_groups():
         for fs in fg.ordered_slices():
             for lf in fs.sorted_logs():

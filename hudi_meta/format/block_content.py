@@ -79,7 +79,7 @@ def encode_avro_records(records: list[dict[str, Any]], schema_json: str) -> byte
 def decode_parquet(content: bytes) -> pa.Table:
     try:
         table = pq.read_table(pa.BufferReader(content))
-        table.schema.names  # damaged column names only fail when decoded: fail here, not later
+        _ = table.schema.names  # damaged column names only fail when decoded: fail here, not later
         return table
     except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
         raise BlockDecodeError(f"cannot decode Parquet data block: {e}") from e

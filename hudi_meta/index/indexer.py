@@ -35,6 +35,7 @@ from hudi_meta.index.models import (
     LogFileRecord,
     TableRecord,
     TableServiceRecord,
+    table_of,
 )
 from hudi_meta.index.sql import chunks, insert_ignore, table_lock
 from hudi_meta.table.instant import Action, Instant
@@ -78,7 +79,7 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
         "options": json.dumps({"metadata_partitions": list(cfg.metadata_partitions)}),
         "registered_at": dt.datetime.now(dt.UTC),
     }
-    t = TableRecord.__table__
+    t = table_of(TableRecord)
     with engine.begin() as conn:
         insert_ignore(conn, t, [row])
         table_id, current = conn.execute(
@@ -86,24 +87,31 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
         ).one()
         if event_time_field and event_time_field != current:
             conn.execute(update(t).where(t.c.id == table_id).values(event_time_field=event_time_field))
-            b = LogBlockRecord.__table__
+            b = table_of(LogBlockRecord)
             conn.execute(  # times found by scanning records depend on the field: find them again
                 update(b)
-                .where(b.c.table_id == table_id, b.c.min_event_time_source.in_([ets.RECORD_SCAN, ets.UNAVAILABLE]))
+                .where(
+                    b.c.table_id == table_id,
+                    b.c.min_event_time_source.in_([ets.RECORD_SCAN, ets.UNAVAILABLE]),
+                )
                 .values(min_event_time=None, max_event_time=None, min_event_time_source=None)
             )
         return int(table_id)
 
 
 def table_id_of(engine: Engine, base_path: str) -> int | None:
-    t = TableRecord.__table__
+    t = table_of(TableRecord)
     with engine.connect() as conn:
         found = conn.execute(select(t.c.id).where(t.c.base_path == base_path)).scalar_one_or_none()
     return int(found) if found is not None else None
 
 
 def commit_summary(table: HudiTable, instant: Instant) -> dict[str, Any]:
-    if not instant.is_completed or instant.action not in (Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT):
+    if not instant.is_completed or instant.action not in (
+        Action.COMMIT,
+        Action.DELTA_COMMIT,
+        Action.REPLACE_COMMIT,
+    ):
         return {}
     md = table.timeline.commit_metadata(instant)
     stats = md.write_stats()
@@ -138,19 +146,23 @@ class Indexer:
             self._resolve_event_times(table_id)
             self._sync_links(table_id)
             with self.engine.begin() as conn:
-                t = TableRecord.__table__
-                conn.execute(update(t).where(t.c.id == table_id).values(last_indexed_at=dt.datetime.now(dt.UTC)))
+                t = table_of(TableRecord)
+                conn.execute(
+                    update(t).where(t.c.id == table_id).values(last_indexed_at=dt.datetime.now(dt.UTC))
+                )
         return self.stats
 
     # ---- timeline -----------------------------------------------------------------------------------
 
     def _sync_timeline(self, table_id: int) -> None:
         tl = self.table.timeline
-        t = InstantRecord.__table__
+        t = table_of(InstantRecord)
         with self.engine.begin() as conn:
             known = {
                 r.requested_time: (r.state, r.completion_time)
-                for r in conn.execute(select(t.c.requested_time, t.c.state, t.c.completion_time).where(t.c.table_id == table_id))
+                for r in conn.execute(
+                    select(t.c.requested_time, t.c.state, t.c.completion_time).where(t.c.table_id == table_id)
+                )
             }
             on_disk = {i.requested_time for i in tl.instants}
             gone = [k for k in known if k not in on_disk]
@@ -184,15 +196,22 @@ class Indexer:
 
     def _sync_plans(self, conn: Connection, table_id: int) -> None:
         tl = self.table.timeline
-        p = CompactionPlanRecord.__table__
-        known = {r.instant: (r.id, r.state) for r in conn.execute(select(p.c.instant, p.c.id, p.c.state).where(p.c.table_id == table_id))}
+        p = table_of(CompactionPlanRecord)
+        known = {
+            r.instant: (r.id, r.state)
+            for r in conn.execute(select(p.c.instant, p.c.id, p.c.state).where(p.c.table_id == table_id))
+        }
         for instant_time in sorted(tl.compaction_instants):
             instant = tl.instant(instant_time)
             state = instant.state.value if instant else "rolled_back"
             if instant_time in known:
                 if known[instant_time][1] != state:
                     done = dt.datetime.now(dt.UTC) if state == "completed" else None
-                    conn.execute(update(p).where(p.c.id == known[instant_time][0]).values(state=state, completed_at=done))
+                    conn.execute(
+                        update(p)
+                        .where(p.c.id == known[instant_time][0])
+                        .values(state=state, completed_at=done)
+                    )
                 continue
             try:
                 plan = self.table.compaction_plan(instant_time)
@@ -216,7 +235,9 @@ class Indexer:
                     }
                 ],
             )
-            plan_id = conn.execute(select(p.c.id).where(p.c.table_id == table_id, p.c.instant == instant_time)).scalar_one()
+            plan_id = conn.execute(
+                select(p.c.id).where(p.c.table_id == table_id, p.c.instant == instant_time)
+            ).scalar_one()
             ops = [
                 {
                     "plan_id": plan_id,
@@ -229,7 +250,7 @@ class Indexer:
                 }
                 for op in plan.operations
             ]
-            insert_ignore(conn, CompactionOperationRecord.__table__, ops)
+            insert_ignore(conn, table_of(CompactionOperationRecord), ops)
             links = [
                 {
                     "table_id": table_id,
@@ -243,13 +264,16 @@ class Indexer:
                 for op in plan.operations
                 for s in op.symlink_operations
             ]
-            insert_ignore(conn, LinkRecord.__table__, links)
+            insert_ignore(conn, table_of(LinkRecord), links)
             self.stats.plans_added += 1
 
     def _sync_table_services(self, conn: Connection, table_id: int) -> None:
         tl = self.table.timeline
-        s = TableServiceRecord.__table__
-        known = {(r.action, r.instant): r.state for r in conn.execute(select(s.c.action, s.c.instant, s.c.state).where(s.c.table_id == table_id))}
+        s = table_of(TableServiceRecord)
+        known = {
+            (r.action, r.instant): r.state
+            for r in conn.execute(select(s.c.action, s.c.instant, s.c.state).where(s.c.table_id == table_id))
+        }
         for instant in tl.instants:
             if instant.action not in (Action.CLEAN, Action.ROLLBACK):
                 continue
@@ -266,10 +290,19 @@ class Indexer:
                     }
                 except HudiMetaError:
                     summary = {"error": "unreadable rollback metadata"}
-            row = {"table_id": table_id, "action": instant.action, "instant": instant.requested_time,
-                   "state": instant.state.value, "summary": json.dumps(summary)}
+            row = {
+                "table_id": table_id,
+                "action": instant.action,
+                "instant": instant.requested_time,
+                "state": instant.state.value,
+                "summary": json.dumps(summary),
+            }
             if key in known:
-                conn.execute(update(s).where(s.c.table_id == table_id, s.c.action == key[0], s.c.instant == key[1]).values(**row))
+                conn.execute(
+                    update(s)
+                    .where(s.c.table_id == table_id, s.c.action == key[0], s.c.instant == key[1])
+                    .values(**row)
+                )
             else:
                 insert_ignore(conn, s, [row])
 
@@ -278,19 +311,31 @@ class Indexer:
     def _sync_files(self, table_id: int) -> None:
         groups = self.table.all_file_groups()
         inputs = self.table.view_inputs()
-        g = FileGroupRecord.__table__
-        sl = FileSliceRecord.__table__
-        lf = LogFileRecord.__table__
+        g = table_of(FileGroupRecord)
+        sl = table_of(FileSliceRecord)
+        lf = table_of(LogFileRecord)
         slice_ids: dict[tuple[str, str, str], int] = {}
         with self.engine.begin() as conn:
-            insert_ignore(conn, g, [
-                {"table_id": table_id, "partition_path": fg.partition, "file_id": fg.file_id,
-                 "replaced": (fg.partition, fg.file_id) in inputs.replaced}
-                for fg in groups
-            ])
+            insert_ignore(
+                conn,
+                g,
+                [
+                    {
+                        "table_id": table_id,
+                        "partition_path": fg.partition,
+                        "file_id": fg.file_id,
+                        "replaced": (fg.partition, fg.file_id) in inputs.replaced,
+                    }
+                    for fg in groups
+                ],
+            )
             group_ids = {
                 (r.partition_path, r.file_id): (r.id, r.replaced)
-                for r in conn.execute(select(g.c.id, g.c.partition_path, g.c.file_id, g.c.replaced).where(g.c.table_id == table_id))
+                for r in conn.execute(
+                    select(g.c.id, g.c.partition_path, g.c.file_id, g.c.replaced).where(
+                        g.c.table_id == table_id
+                    )
+                )
             }
             for fg in groups:
                 gid, replaced = group_ids[(fg.partition, fg.file_id)]
@@ -301,37 +346,60 @@ class Indexer:
                 gid = group_ids[(fg.partition, fg.file_id)][0]
                 for fs in fg.ordered_slices():
                     base = fs.base_file
-                    slice_rows.append({
-                        "file_group_id": gid,
-                        "base_instant": fs.base_instant,
-                        "base_file": base.name if base else None,
-                        "base_file_size": base.size if base else None,
-                        "base_committed": bool(base and inputs.is_committed(base.parsed.instant)),
-                    })
+                    slice_rows.append(
+                        {
+                            "file_group_id": gid,
+                            "base_instant": fs.base_instant,
+                            "base_file": base.name if base else None,
+                            "base_file_size": base.size if base else None,
+                            "base_committed": bool(base and inputs.is_committed(base.parsed.instant)),
+                        }
+                    )
             existing = {
                 (r.file_group_id, r.base_instant): (r.id, r.base_file, r.base_committed)
                 for r in conn.execute(
-                    select(sl.c.id, sl.c.file_group_id, sl.c.base_instant, sl.c.base_file, sl.c.base_committed)
-                    .join(g, g.c.id == sl.c.file_group_id).where(g.c.table_id == table_id)
+                    select(
+                        sl.c.id, sl.c.file_group_id, sl.c.base_instant, sl.c.base_file, sl.c.base_committed
+                    )
+                    .join(g, g.c.id == sl.c.file_group_id)
+                    .where(g.c.table_id == table_id)
                 )
             }
-            insert_ignore(conn, sl, [r for r in slice_rows if (r["file_group_id"], r["base_instant"]) not in existing])
+            insert_ignore(
+                conn, sl, [r for r in slice_rows if (r["file_group_id"], r["base_instant"]) not in existing]
+            )
             for r in slice_rows:
                 old = existing.get((r["file_group_id"], r["base_instant"]))
                 if old is not None and (old[1], old[2]) != (r["base_file"], r["base_committed"]):
-                    conn.execute(update(sl).where(sl.c.id == old[0]).values(
-                        base_file=r["base_file"], base_file_size=r["base_file_size"], base_committed=r["base_committed"]))
+                    conn.execute(
+                        update(sl)
+                        .where(sl.c.id == old[0])
+                        .values(
+                            base_file=r["base_file"],
+                            base_file_size=r["base_file_size"],
+                            base_committed=r["base_committed"],
+                        )
+                    )
             by_group = {gid: key for key, (gid, _) in group_ids.items()}
-            for r in conn.execute(
-                select(sl.c.id, sl.c.file_group_id, sl.c.base_instant).join(g, g.c.id == sl.c.file_group_id).where(g.c.table_id == table_id)
+            for found in conn.execute(
+                select(sl.c.id, sl.c.file_group_id, sl.c.base_instant)
+                .join(g, g.c.id == sl.c.file_group_id)
+                .where(g.c.table_id == table_id)
             ):
-                part, fid = by_group[r.file_group_id]
-                slice_ids[(part, fid, r.base_instant)] = r.id
+                part, fid = by_group[found.file_group_id]
+                slice_ids[(part, fid, found.base_instant)] = found.id
 
             known = {
                 (r.partition_path, r.name): r
                 for r in conn.execute(
-                    select(lf.c.id, lf.c.partition_path, lf.c.name, lf.c.size, lf.c.indexed_offset, lf.c.file_slice_id).where(lf.c.table_id == table_id)
+                    select(
+                        lf.c.id,
+                        lf.c.partition_path,
+                        lf.c.name,
+                        lf.c.size,
+                        lf.c.indexed_offset,
+                        lf.c.file_slice_id,
+                    ).where(lf.c.table_id == table_id)
                 )
             }
             on_disk = {}
@@ -339,28 +407,47 @@ class Indexer:
             for fg in groups:
                 for fs in fg.ordered_slices():
                     for log in fs.log_files:
-                        on_disk[(log.partition, log.name)] = (log, slice_ids[(fg.partition, fg.file_id, fs.base_instant)])
+                        on_disk[(log.partition, log.name)] = (
+                            log,
+                            slice_ids[(fg.partition, fg.file_id, fs.base_instant)],
+                        )
             for (part, name), (log, sid) in on_disk.items():
                 row = known.get((part, name))
                 if row is None:
-                    new_rows.append({
-                        "table_id": table_id, "file_slice_id": sid, "partition_path": part, "name": name,
-                        "file_id": log.parsed.file_id, "base_instant": log.parsed.instant, "version": log.parsed.version,
-                        "write_token": log.parsed.write_token, "size": 0, "indexed_offset": 0,
-                        "is_link": log.link_target is not None, "link_target": log.link_target,
-                    })
+                    new_rows.append(
+                        {
+                            "table_id": table_id,
+                            "file_slice_id": sid,
+                            "partition_path": part,
+                            "name": name,
+                            "file_id": log.parsed.file_id,
+                            "base_instant": log.parsed.instant,
+                            "version": log.parsed.version,
+                            "write_token": log.parsed.write_token,
+                            "size": 0,
+                            "indexed_offset": 0,
+                            "is_link": log.link_target is not None,
+                            "link_target": log.link_target,
+                        }
+                    )
                 elif row.file_slice_id != sid:
                     conn.execute(update(lf).where(lf.c.id == row.id).values(file_slice_id=sid))
             insert_ignore(conn, lf, new_rows)
             self.stats.log_files_added += len(new_rows)
             gone = [row.id for key, row in known.items() if key not in on_disk]
             for ids in chunks(gone, 500):
-                conn.execute(delete(LogBlockRecord.__table__).where(LogBlockRecord.__table__.c.log_file_id.in_(ids)))
+                conn.execute(
+                    delete(table_of(LogBlockRecord)).where(table_of(LogBlockRecord).c.log_file_id.in_(ids))
+                )
                 conn.execute(delete(lf).where(lf.c.id.in_(ids)))
             self.stats.log_files_removed += len(gone)
             offsets = {
                 (r.partition_path, r.name): (r.id, r.indexed_offset)
-                for r in conn.execute(select(lf.c.id, lf.c.partition_path, lf.c.name, lf.c.indexed_offset).where(lf.c.table_id == table_id))
+                for r in conn.execute(
+                    select(lf.c.id, lf.c.partition_path, lf.c.name, lf.c.indexed_offset).where(
+                        lf.c.table_id == table_id
+                    )
+                )
             }
         to_scan = [
             (offsets[key][0], offsets[key][1], log)
@@ -371,7 +458,7 @@ class Indexer:
             self._scan_batch(table_id, batch)
 
     def _scan_batch(self, table_id: int, batch: Sequence[tuple[int, int, Any]]) -> None:
-        lf = LogFileRecord.__table__
+        lf = table_of(LogFileRecord)
         rows: list[dict[str, Any]] = []
         advanced: list[tuple[int, int, int, int]] = []  # (file id, old offset, new offset, size)
         for file_id, start, log in batch:
@@ -386,27 +473,44 @@ class Indexer:
         with self.engine.begin() as conn:
             for file_id, old, new, size in advanced:
                 # optimistic: another indexer that already advanced this file wins, ours is a no-op
-                conn.execute(update(lf).where(lf.c.id == file_id, lf.c.indexed_offset == old).values(indexed_offset=new, size=size))
-            insert_ignore(conn, LogBlockRecord.__table__, rows)
+                conn.execute(
+                    update(lf)
+                    .where(lf.c.id == file_id, lf.c.indexed_offset == old)
+                    .values(indexed_offset=new, size=size)
+                )
+            insert_ignore(conn, table_of(LogBlockRecord), rows)
         self.stats.blocks_added += len(rows)
 
     # ---- status and event time ----------------------------------------------------------------------
 
     def _resolve_status(self, table_id: int) -> None:
-        b = LogBlockRecord.__table__
+        b = table_of(LogBlockRecord)
         inputs = self.table.view_inputs()
-        s = TableServiceRecord.__table__
+        s = table_of(TableServiceRecord)
         with self.engine.begin() as conn:
             rolled: set[str] = set(
-                r[0] for r in conn.execute(
-                    select(b.c.target_instant).where(b.c.table_id == table_id, b.c.block_type == "command", b.c.target_instant.is_not(None)).distinct()
+                r[0]
+                for r in conn.execute(
+                    select(b.c.target_instant)
+                    .where(
+                        b.c.table_id == table_id, b.c.block_type == "command", b.c.target_instant.is_not(None)
+                    )
+                    .distinct()
                 )
             )
-            for (summary,) in conn.execute(select(s.c.summary).where(s.c.table_id == table_id, s.c.action == Action.ROLLBACK)):
+            for (summary,) in conn.execute(
+                select(s.c.summary).where(s.c.table_id == table_id, s.c.action == Action.ROLLBACK)
+            ):
                 rolled.update(json.loads(summary).get("commits_rollback", []))
-            pending = conn.execute(
-                select(b.c.instant).where(b.c.table_id == table_id, b.c.status.in_([UNCOMMITTED, COMMITTED, ROLLED_BACK])).distinct()
-            ).scalars().all()
+            pending = (
+                conn.execute(
+                    select(b.c.instant)
+                    .where(b.c.table_id == table_id, b.c.status.in_([UNCOMMITTED, COMMITTED, ROLLED_BACK]))
+                    .distinct()
+                )
+                .scalars()
+                .all()
+            )
             desired: dict[str, list[str]] = defaultdict(list)
             for instant in pending:
                 if instant in rolled:
@@ -419,21 +523,40 @@ class Indexer:
                 for part in chunks(instants, 500):
                     conn.execute(
                         update(b)
-                        .where(b.c.table_id == table_id, b.c.instant.in_(part), b.c.status != status, b.c.status != CORRUPT)
+                        .where(
+                            b.c.table_id == table_id,
+                            b.c.instant.in_(part),
+                            b.c.status != status,
+                            b.c.status != CORRUPT,
+                        )
                         .values(status=status)
                     )
 
     def _resolve_event_times(self, table_id: int) -> None:
-        b = LogBlockRecord.__table__
-        lf = LogFileRecord.__table__
-        t = TableRecord.__table__
+        b = table_of(LogBlockRecord)
+        lf = table_of(LogFileRecord)
+        t = table_of(TableRecord)
         with self.engine.connect() as conn:
-            event_field, ordering_field = conn.execute(select(t.c.event_time_field, t.c.ordering_field).where(t.c.id == table_id)).one()
+            event_field, ordering_field = conn.execute(
+                select(t.c.event_time_field, t.c.ordering_field).where(t.c.id == table_id)
+            ).one()
             todo = conn.execute(
-                select(b.c.id, b.c.offset, b.c.length, b.c.block_type, b.c.instant, lf.c.partition_path, lf.c.name)
+                select(
+                    b.c.id,
+                    b.c.offset,
+                    b.c.length,
+                    b.c.block_type,
+                    b.c.instant,
+                    lf.c.partition_path,
+                    lf.c.name,
+                )
                 .join(lf, lf.c.id == b.c.log_file_id)
-                .where(b.c.table_id == table_id, b.c.min_event_time_source.is_(None), b.c.status == COMMITTED,
-                       b.c.block_type.in_(DATA_TYPES))
+                .where(
+                    b.c.table_id == table_id,
+                    b.c.min_event_time_source.is_(None),
+                    b.c.status == COMMITTED,
+                    b.c.block_type.in_(DATA_TYPES),
+                )
                 .order_by(lf.c.partition_path, lf.c.name, b.c.offset)
             ).all()
         if not todo:
@@ -448,7 +571,11 @@ class Indexer:
             else:
                 rescan[(r.partition_path, r.name)].append(r)
         for (part, name), rows in rescan.items():
-            path = posixpath.join(self.table.base_path, part, name) if part else posixpath.join(self.table.base_path, name)
+            path = (
+                posixpath.join(self.table.base_path, part, name)
+                if part
+                else posixpath.join(self.table.base_path, name)
+            )
             blocks = {blk.offset: blk for blk in read_blocks(self.table.storage, path, rows[0].offset)}
             with self.table.storage.open_read(path) as f:
                 for r in rows:
@@ -461,19 +588,27 @@ class Indexer:
                         times = ets.from_records(blk, f.read(blk.content_length), event_field, ordering_field)
                     except BlockDecodeError:
                         times = ets.EventTimes(None, None, ets.UNAVAILABLE)
-                    resolved.append({"bid": r.id, "lo": times.min_ms, "hi": times.max_ms, "src": times.source})
+                    resolved.append(
+                        {"bid": r.id, "lo": times.min_ms, "hi": times.max_ms, "src": times.source}
+                    )
         stmt = (
             update(b)
             .where(b.c.id == bindparam("bid"))
-            .values(min_event_time=bindparam("lo"), max_event_time=bindparam("hi"), min_event_time_source=bindparam("src"))
+            .values(
+                min_event_time=bindparam("lo"),
+                max_event_time=bindparam("hi"),
+                min_event_time_source=bindparam("src"),
+            )
         )
-        for part in chunks(resolved, 1000):
+        for batch in chunks(resolved, 1000):
             with self.engine.begin() as conn:
-                conn.execute(stmt, list(part))
+                conn.execute(stmt, list(batch))
         self.stats.blocks_event_time_resolved += len(resolved)
 
-    def _write_stat_times(self, instants: set[str]) -> dict[tuple[str, str, str], tuple[int | None, int | None]]:
-        """(instant, partition, log file name) -> (minEventTime, maxEventTime) from deltacommit write stats."""
+    def _write_stat_times(
+        self, instants: set[str]
+    ) -> dict[tuple[str, str, str], tuple[int | None, int | None]]:
+        """(instant, partition, log file) -> (minEventTime, maxEventTime) from deltacommit write stats."""
         out: dict[tuple[str, str, str], tuple[int | None, int | None]] = {}
         tl = self.table.timeline
         for instant_time in instants:
@@ -482,7 +617,10 @@ class Indexer:
                 continue
             for stat in tl.commit_metadata(instant).write_stats():
                 for name in stat.log_files or [stat.file_name]:
-                    out[(instant_time, stat.partition_path, name)] = (stat.min_event_time, stat.max_event_time)
+                    out[(instant_time, stat.partition_path, name)] = (
+                        stat.min_event_time,
+                        stat.max_event_time,
+                    )
         return out
 
     # ---- lineage ------------------------------------------------------------------------------------
@@ -490,8 +628,8 @@ class Indexer:
     def _sync_links(self, table_id: int) -> None:
         """Links from completed compaction commits and from symlinks on disk; targets resolved to the
         physical file, the intermediate link kept in `via_name`."""
-        k = LinkRecord.__table__
-        lf = LogFileRecord.__table__
+        k = table_of(LinkRecord)
+        lf = table_of(LogFileRecord)
         tl = self.table.timeline
         found: dict[tuple[str, str], dict[str, Any]] = {}
         for instant in tl.completed():
@@ -500,15 +638,26 @@ class Indexer:
             raw = tl.commit_metadata(instant).extra_metadata.get(SYMLINK_OPERATIONS_KEY)
             for op in json.loads(raw) if raw else []:
                 found[(op.get("partition_path", ""), op["symlink"])] = {
-                    "target_name": op["target"], "compaction_instant": instant.requested_time}
+                    "target_name": op["target"],
+                    "compaction_instant": instant.requested_time,
+                }
         with self.engine.begin() as conn:
-            files = {(r.partition_path, r.name): r for r in conn.execute(
-                select(lf.c.partition_path, lf.c.name, lf.c.is_link, lf.c.link_target).where(lf.c.table_id == table_id))}
+            files = {
+                (r.partition_path, r.name): r
+                for r in conn.execute(
+                    select(lf.c.partition_path, lf.c.name, lf.c.is_link, lf.c.link_target).where(
+                        lf.c.table_id == table_id
+                    )
+                )
+            }
             for (part, name), r in files.items():
                 if r.is_link and r.link_target:
                     entry = found.setdefault((part, name), {"compaction_instant": None})
                     entry["target_name"] = posixpath.basename(r.link_target)
-            known = {(r.partition_path, r.link_name): r for r in conn.execute(select(k).where(k.c.table_id == table_id))}
+            known = {
+                (r.partition_path, r.link_name): r
+                for r in conn.execute(select(k).where(k.c.table_id == table_id))
+            }
             for (part, name), entry in found.items():
                 target, via = entry["target_name"], None
                 seen = {name}
@@ -516,16 +665,32 @@ class Indexer:
                     seen.add(target)
                     via, target = target, found[(part, target)]["target_name"]
                 state = "created" if (part, name) in files else "removed"
-                row = {"table_id": table_id, "partition_path": part, "link_name": name, "target_name": target,
-                       "via_name": via, "compaction_instant": entry.get("compaction_instant"), "state": state}
+                row = {
+                    "table_id": table_id,
+                    "partition_path": part,
+                    "link_name": name,
+                    "target_name": target,
+                    "via_name": via,
+                    "compaction_instant": entry.get("compaction_instant"),
+                    "state": state,
+                }
                 old = known.get((part, name))
                 if old is None:
                     insert_ignore(conn, k, [row])
                 elif (old.target_name, old.via_name, old.state) != (target, via, state):
-                    conn.execute(update(k).where(k.c.id == old.id).values(
-                        target_name=target, via_name=via, state=state,
-                        compaction_instant=entry.get("compaction_instant") or old.compaction_instant))
-            self.stats.links = conn.execute(select(func.count()).select_from(k).where(k.c.table_id == table_id)).scalar_one()
+                    conn.execute(
+                        update(k)
+                        .where(k.c.id == old.id)
+                        .values(
+                            target_name=target,
+                            via_name=via,
+                            state=state,
+                            compaction_instant=entry.get("compaction_instant") or old.compaction_instant,
+                        )
+                    )
+            self.stats.links = conn.execute(
+                select(func.count()).select_from(k).where(k.c.table_id == table_id)
+            ).scalar_one()
 
 
 def _block_row(table_id: int, file_id: int, block: LogBlock) -> dict[str, Any]:

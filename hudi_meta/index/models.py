@@ -7,6 +7,7 @@ Lists and maps that are only displayed are JSON text; anything the planner filte
 from __future__ import annotations
 
 import datetime as dt
+from typing import cast
 
 from sqlalchemy import (
     BigInteger,
@@ -17,6 +18,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
 )
@@ -105,7 +107,9 @@ class LogFileRecord(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"), index=True)
-    file_slice_id: Mapped[int | None] = mapped_column(ForeignKey("file_slice.id", ondelete="SET NULL"), index=True)
+    file_slice_id: Mapped[int | None] = mapped_column(
+        ForeignKey("file_slice.id", ondelete="SET NULL"), index=True
+    )
     partition_path: Mapped[str] = mapped_column(String(1024))
     name: Mapped[str] = mapped_column(String(512))
     file_id: Mapped[str] = mapped_column(String(128))
@@ -216,3 +220,8 @@ class FreshnessRecord(Base):
     watermark: Mapped[int | None] = mapped_column(BigInteger)
     late_blocks: Mapped[int] = mapped_column(Integer, default=0)
     published_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now)
+
+
+def table_of(model: type[Base]) -> Table:
+    """The Core table of a model, typed as a Table (for bulk inserts and updates)."""
+    return cast(Table, model.__table__)

@@ -16,6 +16,7 @@ from hudi_meta.index.models import (
     LinkRecord,
     LogBlockRecord,
     LogFileRecord,
+    table_of,
 )
 
 
@@ -24,7 +25,7 @@ def _rel(partition: str, name: str) -> str:
 
 
 def timeline_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    t = InstantRecord.__table__
+    t = table_of(InstantRecord)
     with engine.connect() as conn:
         rows = conn.execute(select(t).where(t.c.table_id == table_id).order_by(t.c.requested_time)).all()
     return [
@@ -41,23 +42,35 @@ def timeline_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def slice_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    g, s, f = FileGroupRecord.__table__, FileSliceRecord.__table__, LogFileRecord.__table__
+    g, s, f = table_of(FileGroupRecord), table_of(FileSliceRecord), table_of(LogFileRecord)
     with engine.connect() as conn:
         slices = conn.execute(
-            select(g.c.partition_path, g.c.file_id, g.c.replaced, s.c.id, s.c.base_instant, s.c.base_file, s.c.base_committed)
+            select(
+                g.c.partition_path,
+                g.c.file_id,
+                g.c.replaced,
+                s.c.id,
+                s.c.base_instant,
+                s.c.base_file,
+                s.c.base_committed,
+            )
             .join(s, s.c.file_group_id == g.c.id)
             .where(g.c.table_id == table_id)
             .order_by(g.c.partition_path, g.c.file_id, s.c.base_instant)
         ).all()
         logs: dict[int, list[Any]] = {}
         for r in conn.execute(
-            select(f.c.file_slice_id, f.c.name, f.c.base_instant, f.c.version, f.c.write_token)
-            .where(f.c.table_id == table_id)
+            select(f.c.file_slice_id, f.c.name, f.c.base_instant, f.c.version, f.c.write_token).where(
+                f.c.table_id == table_id
+            )
         ):
             logs.setdefault(r.file_slice_id, []).append(r)
-        plans = CompactionPlanRecord.__table__
+        plans = table_of(CompactionPlanRecord)
         pending = {
-            r.instant for r in conn.execute(select(plans.c.instant).where(plans.c.table_id == table_id, plans.c.state != "completed"))
+            r.instant
+            for r in conn.execute(
+                select(plans.c.instant).where(plans.c.table_id == table_id, plans.c.state != "completed")
+            )
         }
     return [
         {
@@ -66,7 +79,10 @@ def slice_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
             "base_instant": r.base_instant,
             "base_file": r.base_file,
             "base_committed": r.base_committed if r.base_file else None,
-            "log_files": [x.name for x in sorted(logs.get(r.id, []), key=lambda x: (x.base_instant, x.version, x.write_token))],
+            "log_files": [
+                x.name
+                for x in sorted(logs.get(r.id, []), key=lambda x: (x.base_instant, x.version, x.write_token))
+            ],
             "pending_compaction": r.base_instant in pending,
             "replaced": r.replaced,
         }
@@ -75,7 +91,7 @@ def slice_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def block_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    b, f = LogBlockRecord.__table__, LogFileRecord.__table__
+    b, f = table_of(LogBlockRecord), table_of(LogFileRecord)
     with engine.connect() as conn:
         rows = conn.execute(
             select(b, f.c.partition_path, f.c.name)
@@ -102,7 +118,7 @@ def block_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def plan_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    p, o, k = CompactionPlanRecord.__table__, CompactionOperationRecord.__table__, LinkRecord.__table__
+    p, o, k = table_of(CompactionPlanRecord), table_of(CompactionOperationRecord), table_of(LinkRecord)
     with engine.connect() as conn:
         plans = conn.execute(select(p).where(p.c.table_id == table_id).order_by(p.c.instant)).all()
         ops: dict[int, list[Any]] = {}
@@ -128,9 +144,11 @@ def plan_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def link_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    k = LinkRecord.__table__
+    k = table_of(LinkRecord)
     with engine.connect() as conn:
-        rows = conn.execute(select(k).where(k.c.table_id == table_id).order_by(k.c.partition_path, k.c.link_name)).all()
+        rows = conn.execute(
+            select(k).where(k.c.table_id == table_id).order_by(k.c.partition_path, k.c.link_name)
+        ).all()
     return [
         {
             "partition": r.partition_path,

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hudi_meta.errors import UnsupportedTableError
+from hudi_meta.table.file_group_reader import MergeSpec
 
 MOR = "MERGE_ON_READ"
 COW = "COPY_ON_WRITE"
@@ -95,6 +96,15 @@ class TableConfig:
     @property
     def min_event_time_header(self) -> bool:
         return self.props.get(MIN_EVENT_TIME_HEADER, "false").lower() == "true"
+
+    def merge_spec(self) -> MergeSpec:
+        ordering = self.ordering_fields
+        return MergeSpec(
+            record_key_fields=self.record_key_fields,
+            ordering_field=ordering[0] if ordering else None,
+            populate_meta_fields=self.populate_meta_fields,
+            complex_key=self.is_complex_key,
+        )
 
     def check_readable(self) -> None:
         """Raise a clear error for tables whose files this reader cannot decode."""

@@ -68,9 +68,9 @@ class _LogState:
     entries: dict[str, _Entry] = field(default_factory=dict)
 
 
-def record_keys(table: pa.Table, spec: MergeSpec) -> list[str]:
+def record_keys(table: pa.Table, spec: MergeSpec, use_meta_column: bool = True) -> list[str]:
     """Record keys of `table`: the meta column, or built from the key fields as the key generators do."""
-    if spec.populate_meta_fields and RECORD_KEY_COLUMN in table.column_names:
+    if use_meta_column and spec.populate_meta_fields and RECORD_KEY_COLUMN in table.column_names:
         return [str(k) for k in table.column(RECORD_KEY_COLUMN).to_pylist()]
     columns = [table.column(f).to_pylist() for f in spec.record_key_fields]
     if not spec.complex_key and len(columns) == 1:

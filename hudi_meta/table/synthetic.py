@@ -56,7 +56,12 @@ def _records(prefix: str, start: int, count: int, event_ms: int, part: str) -> p
 def write_synthetic_table(path: str, spec: SyntheticSpec) -> HudiTable:
     """Write the table described by `spec` at `path` and return it opened."""
     table = create_table(
-        path, "synthetic", ["id"], "ts", ["part"], event_time_field="ts",
+        path,
+        "synthetic",
+        ["id"],
+        "ts",
+        ["part"],
+        event_time_field="ts",
         min_event_time_header=spec.min_event_time_header,
     )
     client = WriteClient(table, action=Action.DELTA_COMMIT)
@@ -95,20 +100,36 @@ def write_synthetic_table(path: str, spec: SyntheticSpec) -> HudiTable:
                 data = _records(file_id, first, spec.records_per_block, event, partition.split("=")[1])
                 rows = with_meta_columns(data, instant, partition, log.name, data.column("id").to_pylist())
                 header_time = event if spec.min_event_time_header else None
-                blocks.append(avro_data_block(rows.select([*META_COLUMNS, *data_schema.names]).to_pylist(),
-                                              _with_meta_schema(schema_json), instant, header_time))
+                blocks.append(
+                    avro_data_block(
+                        rows.select([*META_COLUMNS, *data_schema.names]).to_pylist(),
+                        _with_meta_schema(schema_json),
+                        instant,
+                        header_time,
+                    )
+                )
                 lo = event if lo is None else min(lo, event)
                 hi = max(hi or 0, event + spec.records_per_block - 1)
             path_in_table = posixpath.join(partition, log.name)
             offsets = append_blocks(table.storage, posixpath.join(table.base_path, path_in_table), blocks)
             written = sum(len(b.data) for b in blocks)
             metadata.partition_to_write_stats.setdefault(partition, []).append(
-                WriteStat(file_id=file_id, path=path_in_table, prev_commit=base_instant,
-                          num_writes=spec.blocks_per_commit * spec.records_per_block,
-                          num_update_writes=spec.blocks_per_commit * spec.records_per_block,
-                          total_write_bytes=written, partition_path=partition,
-                          file_size_in_bytes=offsets[0] + written, min_event_time=lo, max_event_time=hi,
-                          log_version=1, log_offset=offsets[0], base_file="", log_files=[log.name])
+                WriteStat(
+                    file_id=file_id,
+                    path=path_in_table,
+                    prev_commit=base_instant,
+                    num_writes=spec.blocks_per_commit * spec.records_per_block,
+                    num_update_writes=spec.blocks_per_commit * spec.records_per_block,
+                    total_write_bytes=written,
+                    partition_path=partition,
+                    file_size_in_bytes=offsets[0] + written,
+                    min_event_time=lo,
+                    max_event_time=hi,
+                    log_version=1,
+                    log_offset=offsets[0],
+                    base_file="",
+                    log_files=[log.name],
+                )
             )
         timeline.complete(Action.DELTA_COMMIT, instant, metadata.to_json())
     return HudiTable.open(path)

@@ -175,13 +175,7 @@ class HudiTable:
 
     @property
     def merge_spec(self) -> MergeSpec:
-        ordering = self.config.ordering_fields
-        return MergeSpec(
-            record_key_fields=self.config.record_key_fields,
-            ordering_field=ordering[0] if ordering else None,
-            populate_meta_fields=self.config.populate_meta_fields,
-            complex_key=self.config.is_complex_key,
-        )
+        return self.config.merge_spec()
 
     def read_slice(
         self, read: SliceRead, stats: ReadStats | None = None, as_of: str | None = None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.format.avro_arrow import arrow_to_avro_record
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
@@ -31,11 +32,15 @@ from hudi_meta.format.log_writer import (
 )
 from hudi_meta.format.properties import format_properties, with_checksum
 from hudi_meta.storage import storage_for
-from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR
+from hudi_meta.storage.base import Storage
+from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
 from hudi_meta.table.event_time import min_max_epoch_ms
+from hudi_meta.table.file_group_reader import record_keys
 from hudi_meta.table.instant import Action, Instant
+from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_markers
 from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.table.write_targets import DEFAULT_LOG_MAX_SIZE, LOG_MAX_SIZE_KEY, FileGroupTarget, target_for
 
 META_COLUMNS = (
     "_hoodie_commit_time",
@@ -45,7 +50,6 @@ META_COLUMNS = (
     "_hoodie_file_name",
 )
 PARTITION_METADATA = ".hoodie_partition_metadata"
-DEFAULT_LOG_MAX_SIZE = 1024 * 1024 * 1024
 
 
 def create_table(
@@ -121,6 +125,134 @@ def with_meta_columns(
     return pa.Table.from_arrays(columns, names=list(meta) + data.column_names)
 
 
+@dataclass(frozen=True)
+class WriteContext:
+    """What a task needs to write into a table: picklable, so engines ship it to executors."""
+
+    base_path: str
+    meta_path: str
+    props: dict[str, str]
+    instant: str
+
+    @property
+    def config(self) -> TableConfig:
+        return TableConfig(self.props)
+
+    def storage(self) -> Storage:
+        return storage_for(self.base_path)[0]
+
+    def partition_dir(self, partition: str) -> str:
+        return posixpath.join(self.base_path, partition) if partition else self.base_path
+
+    def record_keys(self, data: pa.Table) -> list[str]:
+        return record_keys(data, self.config.merge_spec(), use_meta_column=False)
+
+    def event_times(self, data: pa.Table) -> tuple[int | None, int | None]:
+        field_name = self.config.event_time_field
+        if field_name is None or field_name not in data.column_names or data.num_rows == 0:
+            return None, None
+        return min_max_epoch_ms(data.column(field_name))
+
+    def avro_schema(self, schema: pa.Schema, meta: bool = True) -> str:
+        if not meta:
+            schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
+        name = self.config.name
+        return json.dumps(arrow_to_avro_record(schema, f"{name}_record", f"hoodie.{name}"))
+
+
+def _ensure_partition(ctx: WriteContext, storage: Storage, partition: str) -> str:
+    path = ctx.partition_dir(partition)
+    marker = posixpath.join(path, PARTITION_METADATA)
+    if not storage.exists(marker):
+        depth = len(partition.split("/")) if partition else 0
+        now = dt.datetime.now(dt.UTC).isoformat()
+        text = f"#partition metadata\n#{now}\ncommitTime={ctx.instant}\npartitionDepth={depth}\n"
+        with contextlib.suppress(FileExistsError):  # another task created it first
+            storage.create_atomic(marker, text.encode())
+    return path
+
+
+def write_new_file_group(
+    ctx: WriteContext, partition: str, data: pa.Table, file_id: str | None = None
+) -> WriteStat:
+    """Create a file group: a base file `{fileId}_{token}_{instant}.parquet` holding `data`."""
+    storage = ctx.storage()
+    file_id = file_id or new_file_id()
+    name = BaseFileName(file_id, UNKNOWN_WRITE_TOKEN, ctx.instant).name
+    table = with_meta_columns(data, ctx.instant, partition, name, ctx.record_keys(data))
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    payload = sink.getvalue().to_pybytes()
+    directory = _ensure_partition(ctx, storage, partition)
+    create_marker(storage, ctx.meta_path, ctx.instant, partition, name, CREATE)
+    storage.create_atomic(posixpath.join(directory, name), payload)
+    lo, hi = ctx.event_times(data)
+    return WriteStat(
+        file_id=file_id,
+        path=f"{partition}/{name}" if partition else name,
+        prev_commit="null",
+        num_writes=data.num_rows,
+        num_inserts=data.num_rows,
+        total_write_bytes=len(payload),
+        partition_path=partition,
+        file_size_in_bytes=len(payload),
+        min_event_time=lo,
+        max_event_time=hi,
+    )
+
+
+def append_to_file_group(
+    ctx: WriteContext,
+    target: FileGroupTarget,
+    data: pa.Table | None = None,
+    deletes: Sequence[DeleteRecord] = (),
+    block_format: str = "avro",
+    schema: pa.Schema | None = None,
+) -> WriteStat:
+    """Append one data block (and/or one delete block) to the file group's target log file."""
+    storage = ctx.storage()
+    partition = target.partition
+    directory = _ensure_partition(ctx, storage, partition)
+    path = posixpath.join(directory, target.log_file)
+    blocks: list[EncodedBlock] = []
+    lo = hi = None
+    if data is not None and data.num_rows:
+        rows = with_meta_columns(data, ctx.instant, partition, target.log_file, ctx.record_keys(data))
+        if schema is not None:
+            rows = rows.cast(schema)
+        lo, hi = ctx.event_times(data)
+        schema_json = ctx.avro_schema(rows.schema)
+        mark = lo if ctx.config.min_event_time_header else None
+        if block_format == "parquet":
+            blocks.append(parquet_data_block(rows, schema_json, ctx.instant, mark))
+        else:
+            blocks.append(avro_data_block(rows.to_pylist(), schema_json, ctx.instant, mark))
+    if deletes:
+        blocks.append(delete_block(deletes, ctx.instant))
+    create_marker(storage, ctx.meta_path, ctx.instant, partition, target.log_file, APPEND)
+    offsets = append_blocks(storage, path, blocks)
+    written = sum(len(b.data) for b in blocks)
+    n = data.num_rows if data is not None else 0
+    log = LogFileName.parse(target.log_file)
+    return WriteStat(
+        file_id=target.file_id,
+        path=f"{partition}/{target.log_file}" if partition else target.log_file,
+        prev_commit=target.base_instant,
+        num_writes=n,
+        num_update_writes=n,
+        num_deletes=len(deletes),
+        total_write_bytes=written,
+        partition_path=partition,
+        file_size_in_bytes=offsets[0] + written if offsets else 0,
+        min_event_time=lo,
+        max_event_time=hi,
+        log_version=log.version,
+        log_offset=offsets[0] if offsets else 0,
+        base_file=target.base_file or "",
+        log_files=[target.log_file],
+    )
+
+
 @dataclass
 class WriteClient:
     """One write (deltacommit or commit) of a v6 table: request, write files, then commit once."""
@@ -128,16 +260,21 @@ class WriteClient:
     table: HudiTable
     action: str = Action.DELTA_COMMIT
     instant: str = ""
-    log_max_size: int = DEFAULT_LOG_MAX_SIZE
     stats: list[WriteStat] = field(default_factory=list)
     schema: pa.Schema | None = None
 
     def __post_init__(self) -> None:
         if self.table.config.version != 6:
-            raise ValueError("hudi-meta writes table version 6 only")
+            raise UnsupportedTableError("hudi-meta writes table version 6 only")
         self.timeline = TimelineWriter(self.table.storage, self.table.timeline_path)
         if not self.instant:
             self.instant = new_instant_time(i.requested_time for i in self.table.timeline.instants)
+
+    @property
+    def context(self) -> WriteContext:
+        return WriteContext(
+            self.table.base_path, self.table.meta_path, dict(self.table.config.props), self.instant
+        )
 
     # ---- lifecycle ----------------------------------------------------------------------------------
 
@@ -146,156 +283,68 @@ class WriteClient:
         self.timeline.start(self.action, self.instant)
         return self.instant
 
-    def commit(self, operation_type: str = "UPSERT") -> Instant:
-        metadata = CommitMetadata(
-            partition_to_write_stats={},
-            compacted=False,
-            extra_metadata={"schema": self._avro_schema(meta=False)} if self.schema is not None else {},
-            operation_type=operation_type,
-        )
+    def commit(self, operation_type: str = "UPSERT", extra_metadata: dict[str, str] | None = None) -> Instant:
+        """Publish the write: one atomic create of the completed instant file."""
+        extra = dict(extra_metadata or {})
+        if self.schema is not None:
+            extra.setdefault("schema", self.context.avro_schema(self.schema, meta=False))
+        metadata = CommitMetadata(extra_metadata=extra, operation_type=operation_type)
         for s in self.stats:
             metadata.partition_to_write_stats.setdefault(s.partition_path, []).append(s)
         completed = self.timeline.complete(self.action, self.instant, metadata.to_json())
+        delete_markers(self.table.storage, self.table.meta_path, self.instant)
         self.table.reload()
         return completed
 
     # ---- files --------------------------------------------------------------------------------------
 
-    def _avro_schema(self, meta: bool = True) -> str:
-        assert self.schema is not None
-        schema = self.schema if meta else pa.schema([f for f in self.schema if f.name not in META_COLUMNS])
-        name = self.table.config.name
-        return json.dumps(arrow_to_avro_record(schema, f"{name}_record", f"hoodie.{name}"))
-
-    def _partition_dir(self, partition: str) -> str:
-        path = posixpath.join(self.table.base_path, partition) if partition else self.table.base_path
-        marker = posixpath.join(path, PARTITION_METADATA)
-        if not self.table.storage.exists(marker):
-            depth = len(partition.split("/")) if partition else 0
-            now = dt.datetime.now(dt.UTC).isoformat()
-            text = f"#partition metadata\n#{now}\ncommitTime={self.instant}\npartitionDepth={depth}\n"
-            with contextlib.suppress(FileExistsError):  # another task created it first
-                self.table.storage.create_atomic(marker, text.encode())
-        return path
-
-    def _keys(self, data: pa.Table) -> list[str]:
-        fields = self.table.config.record_key_fields
-        if len(fields) == 1 and not self.table.config.is_complex_key:
-            return [str(v) for v in data.column(fields[0]).to_pylist()]
-        cols = [data.column(f).to_pylist() for f in fields]
-        return [
-            ",".join(f"{f}:{v}" for f, v in zip(fields, vals, strict=True))
-            for vals in zip(*cols, strict=True)
-        ]
-
-    def _event_times(self, data: pa.Table) -> tuple[int | None, int | None]:
-        field_name = self.table.config.event_time_field
-        if field_name is None or field_name not in data.column_names:
-            return None, None
-        return min_max_epoch_ms(data.column(field_name))
+    def targets(self) -> dict[tuple[str, str], FileGroupTarget]:
+        """Append targets of every visible file group (one listing per write)."""
+        if not hasattr(self, "_targets"):
+            inputs = self.table.view_inputs()
+            links = planned_links(self.table)
+            max_size = int(self.table.config.props.get(LOG_MAX_SIZE_KEY, DEFAULT_LOG_MAX_SIZE))
+            self._targets = {
+                (fg.partition, fg.file_id): target_for(
+                    fg, inputs, links.get((fg.partition, fg.file_id), frozenset()), max_size
+                )
+                for fg in self.table.file_groups()
+            }
+        return self._targets
 
     def write_base_file(self, partition: str, data: pa.Table, file_id: str | None = None) -> WriteStat:
-        """Write a new base file `{fileId}_{token}_{instant}.parquet` holding `data`."""
-        file_id = file_id or new_file_id()
-        name = BaseFileName(file_id, UNKNOWN_WRITE_TOKEN, self.instant).name
-        table = with_meta_columns(data, self.instant, partition, name, self._keys(data))
-        self.schema = self.schema or table.schema
-        sink = pa.BufferOutputStream()
-        pq.write_table(table.cast(self.schema), sink)
-        payload = sink.getvalue().to_pybytes()
-        self.table.storage.create_atomic(posixpath.join(self._partition_dir(partition), name), payload)
-        lo, hi = self._event_times(data)
-        stat = WriteStat(
-            file_id=file_id,
-            path=f"{partition}/{name}" if partition else name,
-            prev_commit="null",
-            num_writes=data.num_rows,
-            num_inserts=data.num_rows,
-            total_write_bytes=len(payload),
-            partition_path=partition,
-            file_size_in_bytes=len(payload),
-            min_event_time=lo,
-            max_event_time=hi,
-        )
+        stat = write_new_file_group(self.context, partition, data, file_id)
+        self.schema = self.schema or _table_schema(self.table, stat)
         self.stats.append(stat)
         return stat
-
-    def log_file_for(self, partition: str, file_id: str, base_instant: str) -> LogFileName:
-        """The log file to append to: the slice's latest version, rolled over when it is full."""
-        storage = self.table.storage
-        directory = posixpath.join(self.table.base_path, partition) if partition else self.table.base_path
-        latest: LogFileName | None = None
-        size = 0
-        for info in storage.list_dir(directory):
-            parsed = LogFileName.try_parse(info.name)
-            if (
-                parsed
-                and parsed.file_id == file_id
-                and parsed.instant == base_instant
-                and (latest is None or parsed.sort_key() > latest.sort_key())
-            ):
-                latest, size = parsed, info.size
-        if latest is None:
-            return LogFileName(file_id, base_instant, 1, UNKNOWN_WRITE_TOKEN)
-        if size >= self.log_max_size:
-            return latest.with_version(latest.version + 1, UNKNOWN_WRITE_TOKEN)
-        return latest
 
     def append_log(
         self,
         partition: str,
         file_id: str,
-        base_instant: str,
         data: pa.Table | None = None,
         deletes: Sequence[DeleteRecord] = (),
         block_format: str = "avro",
     ) -> WriteStat:
-        """Append one data block (and/or one delete block) to the file group's current log file."""
-        log = self.log_file_for(partition, file_id, base_instant)
-        path = posixpath.join(self._partition_dir(partition), log.name)
-        blocks: list[EncodedBlock] = []
-        header_time = self.table.config.min_event_time_header
-        lo = hi = None
-        if data is not None and data.num_rows:
-            table = with_meta_columns(data, self.instant, partition, log.name, self._keys(data))
-            self.schema = self.schema or table.schema
-            table = table.cast(self.schema)
-            lo, hi = self._event_times(data)
-            schema_json = self._avro_schema()
-            mark = lo if header_time else None
-            if block_format == "parquet":
-                blocks.append(parquet_data_block(table, schema_json, self.instant, mark))
-            else:
-                blocks.append(avro_data_block(table.to_pylist(), schema_json, self.instant, mark))
-        if deletes:
-            blocks.append(delete_block(deletes, self.instant))
-        offsets = append_blocks(self.table.storage, path, blocks)
-        written = sum(len(b.data) for b in blocks)
-        base = self._base_file_name(partition, file_id, base_instant)
-        stat = WriteStat(
-            file_id=file_id,
-            path=f"{partition}/{log.name}" if partition else log.name,
-            prev_commit=base_instant,
-            num_writes=data.num_rows if data is not None else 0,
-            num_update_writes=data.num_rows if data is not None else 0,
-            num_deletes=len(deletes),
-            total_write_bytes=written,
-            partition_path=partition,
-            file_size_in_bytes=offsets[0] + written if offsets else 0,
-            min_event_time=lo,
-            max_event_time=hi,
-            log_version=log.version,
-            log_offset=offsets[0] if offsets else 0,
-            base_file=base or "",
-            log_files=[log.name],
-        )
+        target = self.targets()[(partition, file_id)]
+        stat = append_to_file_group(self.context, target, data, deletes, block_format, self.schema)
+        if data is not None and self.schema is None:
+            self.schema = with_meta_columns(
+                data, self.instant, partition, target.log_file, self.context.record_keys(data)
+            ).schema
         self.stats.append(stat)
         return stat
 
-    def _base_file_name(self, partition: str, file_id: str, base_instant: str) -> str | None:
-        directory = posixpath.join(self.table.base_path, partition) if partition else self.table.base_path
-        for info in self.table.storage.list_dir(directory):
-            parsed = BaseFileName.try_parse(info.name)
-            if parsed and parsed.file_id == file_id and parsed.instant == base_instant:
-                return info.name
-        return None
+
+def _table_schema(table: HudiTable, stat: WriteStat) -> pa.Schema:
+    with table.storage.open_read(posixpath.join(table.base_path, stat.path)) as f:
+        return pq.read_schema(f)
+
+
+def planned_links(table: HudiTable) -> dict[tuple[str, str], frozenset[str]]:
+    """Link names planned by pending compactions, per file group."""
+    out: dict[tuple[str, str], frozenset[str]] = {}
+    for instant in table.timeline.pending_compactions():
+        for op in table.compaction_plan(instant.requested_time).operations:
+            out[(op.partition_path or "", op.file_id)] = frozenset(s.symlink for s in op.symlink_operations)
+    return out

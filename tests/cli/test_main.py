@@ -66,7 +66,10 @@ def test_index_then_show_from_the_store(fixture_table: Any, tmp_path: Path) -> N
         assert run("--db", db, "show", what, table, "--json").stdout.strip() == "[]"
     env_run = subprocess.run(
         [sys.executable, "-m", "hudi_meta.cli.main", "show", "timeline", table, "--json"],
-        capture_output=True, text=True, env={**os.environ, "HUDI_META_DB": db}, timeout=120,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HUDI_META_DB": db},
+        timeout=120,
     )
     assert len(json.loads(env_run.stdout)) == 2
 

@@ -50,6 +50,10 @@ from hudi_meta.format.log_writer import (
 )
 from hudi_meta.storage import LocalStorage
 
+# With `filterwarnings = error`, Hypothesis's failure report imports libcst (to suggest an @example patch),
+# whose DeprecationWarning would turn every real failure into an INTERNALERROR or FlakyStrategyDefinition.
+pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
+
 # Hypothesis examples share one tmp_path: every example writes its own uniquely named file.
 FILE_SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -242,7 +246,7 @@ def _framing(data: bytes) -> dict[str, Any]:
 
 
 @given(st.dictionaries(st.integers(0, 9), st.text(st.characters(codec="utf-8"))))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=150, deadline=None)
 def test_header_round_trip(header: dict[int, str]) -> None:
     buf = encode_header(header)
     decoded, end = decode_header(buf, 0, len(buf))
@@ -265,13 +269,8 @@ def test_header_past_end_raises_value_error(header: dict[int, str]) -> None:
             decode_header(buf, 0, cut)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=struct.error,
-    reason="decode_header reads an entry's (ordinal, length) pair without checking it fits before `end`; "
-    "on a buffer that physically ends there it raises struct.error instead of the documented ValueError",
-)
 def test_header_truncated_buffer_raises_value_error() -> None:
+    """Also when the buffer itself ends at `end` (no struct.error; fixed in decode_header)."""
     buf = encode_header({0: "abc", 1: "x"})  # 24 bytes: count, (0, 3, abc), (1, 1, x)
     for cut in range(len(buf)):
         with pytest.raises(ValueError):
@@ -283,7 +282,9 @@ def test_header_truncated_buffer_raises_value_error() -> None:
 
 @given(specs=st.lists(block_specs, min_size=1, max_size=8), data=st.data())
 @FILE_SETTINGS
-def test_random_block_sequences_round_trip(tmp_path: Path, specs: list[BlockSpec], data: st.DataObject) -> None:
+def test_random_block_sequences_round_trip(
+    tmp_path: Path, specs: list[BlockSpec], data: st.DataObject
+) -> None:
     storage = LocalStorage()
     path = _log_path(tmp_path)
     encoded = [s.encode() for s in specs]
@@ -313,6 +314,8 @@ def test_random_block_sequences_round_trip(tmp_path: Path, specs: list[BlockSpec
         assert block.instant_time == spec.instant
         assert enc.record_count == len(spec.records)
         assert block.is_data == (spec.kind in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA))
+        # The header-only scan reads an Avro block's record count from its first content bytes.
+        assert block.record_count == (len(spec.records) if spec.kind == BlockType.AVRO_DATA else None)
         content = read_content(storage, path, block)
         assert len(content) == block.content_length
         _assert_content(block, content, spec)
@@ -399,8 +402,7 @@ def test_rollback_framing_matches_java_fixture() -> None:
     """Our rollback block is byte-identical to the Java-written fixture (same header values)."""
     fixture_dir = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "hudi-tables"
     files = list((fixture_dir / "log_files" / "valid_log_rollback").glob(".*"))
-    if not files:
-        pytest.skip("rollback fixture log not found")
+    assert len(files) == 1, f"expected one rollback fixture log under {fixture_dir}, found {files}"
     java = files[0].read_bytes()
     ours = rollback_block("20250126040936578", "20250126040826878").data
     assert len(ours) == len(java)
@@ -433,7 +435,7 @@ base_names = st.builds(
 
 
 @given(log_names)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_log_file_name_round_trip(log: LogFileName) -> None:
     name = log.name
     parsed = LogFileName.parse(name)
@@ -445,7 +447,7 @@ def test_log_file_name_round_trip(log: LogFileName) -> None:
 
 
 @given(base_names)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_base_file_name_round_trip(base: BaseFileName) -> None:
     name = base.name
     parsed = BaseFileName.parse(name)
@@ -469,7 +471,7 @@ same_slice_logs = st.builds(
 
 
 @given(st.lists(same_slice_logs, max_size=12))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_log_file_sort_order(logs: list[LogFileName]) -> None:
     """Hudi orders a slice's logs by instant, then version, then write token compared numerically."""
     ordered = sorted((LogFileName.parse(x.name) for x in logs), key=LogFileName.sort_key)

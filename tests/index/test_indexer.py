@@ -42,7 +42,9 @@ def event_field(table: HudiTable) -> str | None:
     return next((f for f in EVENT_FIELDS if f'"{f}"' in schema), None)
 
 
-def direct_scan(table: HudiTable, field: str | None) -> dict[tuple[str, int], tuple[str, int | None, int | None]]:
+def direct_scan(
+    table: HudiTable, field: str | None
+) -> dict[tuple[str, int], tuple[str, int | None, int | None]]:
     """(file, offset) -> (type, min, max) computed straight from the files, for committed blocks."""
     storage = LocalStorage()
     inputs = table.view_inputs()
@@ -76,7 +78,9 @@ def test_every_fixture_table_indexes_like_a_direct_scan(engine: Engine, fixture_
         assert indexed == direct_scan(table, field), archive.name
         timeline = timeline_rows(engine, _table_id(engine, table))
         assert [r["requested_time"] for r in timeline] == [i.requested_time for i in table.timeline.instants]
-        assert len(slice_rows(engine, _table_id(engine, table))) == sum(len(fg.slices) for fg in table.all_file_groups())
+        assert len(slice_rows(engine, _table_id(engine, table))) == sum(
+            len(fg.slices) for fg in table.all_file_groups()
+        )
 
 
 def _table_id(engine: Engine, table: HudiTable) -> int:
@@ -92,7 +96,11 @@ def test_rolled_back_blocks_are_marked(engine: Engine, fixture_table: Any) -> No
     table = HudiTable.open(str(fixture_table(archive)))
     Indexer(engine, table).run()
     statuses = sorted((r["type"], r["status"]) for r in block_rows(engine, _table_id(engine, table)))
-    assert statuses == [("command", "committed"), ("parquet_data", "committed"), ("parquet_data", "rolled_back")]
+    assert statuses == [
+        ("command", "committed"),
+        ("parquet_data", "committed"),
+        ("parquet_data", "rolled_back"),
+    ]
 
 
 class CountingStorage(LocalStorage):
@@ -131,9 +139,15 @@ def test_incremental_runs_read_only_what_is_new(engine: Engine, tmp_path: Path) 
     client = WriteClient(table)
     client.begin()
     for fg in groups:
-        data = pa.table({"id": [f"new-{fg.file_id}"], "ts": pa.array([spec.start_ms + 10], pa.int64()),
-                         "value": [1.0], "part": [fg.partition.split("=")[1]]})
-        client.append_log(fg.partition, fg.file_id, fg.ordered_slices()[-1].base_instant, data)
+        data = pa.table(
+            {
+                "id": [f"new-{fg.file_id}"],
+                "ts": pa.array([spec.start_ms + 10], pa.int64()),
+                "value": [1.0],
+                "part": [fg.partition.split("=")[1]],
+            }
+        )
+        client.append_log(fg.partition, fg.file_id, data)
     client.commit()
     table, storage = _open_counting(path)
     second = Indexer(engine, table).run()
@@ -149,13 +163,15 @@ def test_incremental_runs_read_only_what_is_new(engine: Engine, tmp_path: Path) 
 
 def test_uncommitted_blocks_then_commit(engine: Engine, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    write_synthetic_table(path, SyntheticSpec(partitions=1, file_groups_per_partition=1, commits=1, blocks_per_commit=1))
+    write_synthetic_table(
+        path, SyntheticSpec(partitions=1, file_groups_per_partition=1, commits=1, blocks_per_commit=1)
+    )
     table = HudiTable.open(path)
     fg = table.file_groups()[0]
     client = WriteClient(table)
     client.begin()
     data = pa.table({"id": ["late"], "ts": pa.array([5], pa.int64()), "value": [1.0], "part": ["0"]})
-    client.append_log(fg.partition, fg.file_id, fg.ordered_slices()[-1].base_instant, data)
+    client.append_log(fg.partition, fg.file_id, data)
     Indexer(engine, HudiTable.open(path)).run()
     pending = [r for r in block_rows(engine, _table_id(engine, table)) if r["instant"] == client.instant]
     assert [(r["status"], r["min_event_time"]) for r in pending] == [("uncommitted", None)]
@@ -167,13 +183,17 @@ def test_uncommitted_blocks_then_commit(engine: Engine, tmp_path: Path) -> None:
 
 def test_removed_files_leave_the_index(engine: Engine, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    write_synthetic_table(path, SyntheticSpec(partitions=1, file_groups_per_partition=2, commits=1, blocks_per_commit=3))
+    write_synthetic_table(
+        path, SyntheticSpec(partitions=1, file_groups_per_partition=2, commits=1, blocks_per_commit=3)
+    )
     Indexer(engine, HudiTable.open(path)).run()
     victim = next(Path(path).rglob(".*.log.*"))
     victim.unlink()
     stats = Indexer(engine, HudiTable.open(path)).run()
     assert stats.log_files_removed == 1
-    assert all(victim.name not in r["file"] for r in block_rows(engine, _table_id(engine, HudiTable.open(path))))
+    assert all(
+        victim.name not in r["file"] for r in block_rows(engine, _table_id(engine, HudiTable.open(path)))
+    )
 
 
 def test_header_min_event_time_wins(engine: Engine, tmp_path: Path) -> None:

@@ -23,11 +23,14 @@ from hudi_meta.index.models import (
     InstantRecord,
     LogBlockRecord,
     LogFileRecord,
+    table_of,
 )
 from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
 
-SPEC = SyntheticSpec(partitions=2, file_groups_per_partition=10, commits=4, blocks_per_commit=150, records_per_block=2)
+SPEC = SyntheticSpec(
+    partitions=2, file_groups_per_partition=10, commits=4, blocks_per_commit=150, records_per_block=2
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,20 +42,31 @@ def big_table(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def dump(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
     """The index content keyed by natural keys (no surrogate ids, no wall-clock times)."""
-    b, f, i = LogBlockRecord.__table__, LogFileRecord.__table__, InstantRecord.__table__
-    g, s = FileGroupRecord.__table__, FileSliceRecord.__table__
+    b, f, i = table_of(LogBlockRecord), table_of(LogFileRecord), table_of(InstantRecord)
+    g, s = table_of(FileGroupRecord), table_of(FileSliceRecord)
     with engine.connect() as conn:
         return {
             "blocks": sorted(
                 tuple(r)
                 for r in conn.execute(
-                    select(f.c.partition_path, f.c.name, b.c.offset, b.c.length, b.c.block_type, b.c.instant,
-                           b.c.record_count, b.c.min_event_time, b.c.max_event_time, b.c.min_event_time_source,
-                           b.c.status).join(f, f.c.id == b.c.log_file_id)
+                    select(
+                        f.c.partition_path,
+                        f.c.name,
+                        b.c.offset,
+                        b.c.length,
+                        b.c.block_type,
+                        b.c.instant,
+                        b.c.record_count,
+                        b.c.min_event_time,
+                        b.c.max_event_time,
+                        b.c.min_event_time_source,
+                        b.c.status,
+                    ).join(f, f.c.id == b.c.log_file_id)
                 )
             ),
             "files": sorted(
-                tuple(r) for r in conn.execute(select(f.c.partition_path, f.c.name, f.c.size, f.c.indexed_offset))
+                tuple(r)
+                for r in conn.execute(select(f.c.partition_path, f.c.name, f.c.size, f.c.indexed_offset))
             ),
             "instants": sorted(
                 tuple(r) for r in conn.execute(select(i.c.requested_time, i.c.action, i.c.state, i.c.summary))
@@ -69,8 +83,19 @@ def dump(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def index_process(db_url: str, table: str) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "hudi_meta.cli.main", "--db", db_url, "index", table, "--event-time-field", "ts",
-           "--batch-files", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hudi_meta.cli.main",
+        "--db",
+        db_url,
+        "index",
+        table,
+        "--event-time-field",
+        "ts",
+        "--batch-files",
+        "1",
+    ]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -94,7 +119,8 @@ def reference(big_table: str, tmp_path: Path) -> Iterator[dict[str, list[tuple[A
     "kill_when",
     [
         "SELECT count(*) FROM log_block",  # while scanning log files
-        "SELECT count(*) FROM log_block WHERE min_event_time_source IS NOT NULL",  # while resolving event times
+        # while resolving event times:
+        "SELECT count(*) FROM log_block WHERE min_event_time_source IS NOT NULL",
     ],
     ids=["scanning", "resolving"],
 )
@@ -121,7 +147,9 @@ def test_kill_9_then_rerun_equals_uninterrupted(
 
 
 @pytest.mark.slow
-def test_racing_indexers_neither_duplicate_nor_lose(db_url: str, big_table: str, reference: dict[str, Any]) -> None:
+def test_racing_indexers_neither_duplicate_nor_lose(
+    db_url: str, big_table: str, reference: dict[str, Any]
+) -> None:
     engine = make_engine(db_url)
     try:
         procs = [index_process(db_url, big_table) for _ in range(2)]

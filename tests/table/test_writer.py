@@ -48,25 +48,21 @@ def write_demo(path: Path, header: bool = False) -> HudiTable:
     fids = {
         r: w.write_base_file(f"region={r}", batch(r, list(range(6)), 1_000)).file_id for r in ("eu", "us")
     }
-    base = w.instant
     w.commit("INSERT")
     w = WriteClient(table)
     w.begin()
-    w.append_log(
-        "region=eu", fids["eu"], base, batch("eu", [1, 2, 9], 2_000), [DeleteRecord("eu-3", "region=eu")]
-    )
-    w.append_log("region=us", fids["us"], base, batch("us", [0, 7], 3_000), block_format="parquet")
+    w.append_log("region=eu", fids["eu"], batch("eu", [1, 2, 9], 2_000), [DeleteRecord("eu-3", "region=eu")])
+    w.append_log("region=us", fids["us"], batch("us", [0, 7], 3_000), block_format="parquet")
     w.commit()
     w = WriteClient(table)
     w.begin()
     w.append_log(
         "region=us",
         fids["us"],
-        base,
         None,
         [DeleteRecord("us-0", "region=us"), DeleteRecord("us-5", "region=us")],
     )
-    w.append_log("region=eu", fids["eu"], base, batch("eu", [2], 500))  # older ordering value: loses
+    w.append_log("region=eu", fids["eu"], batch("eu", [2], 500))  # older ordering value: loses
     w.commit()
     return HudiTable.open(str(path))
 
@@ -117,10 +113,7 @@ def test_uncommitted_write_is_invisible(tmp_path: Path) -> None:
     fg = next(fg for fg in table.file_groups() if fg.partition == "region=eu")
     w = WriteClient(table)
     w.begin()
-    base = fg.ordered_slices()[-1].base_instant
-    w.append_log(
-        "region=eu", fg.file_id, base, batch("eu", [1, 50], 9_000), [DeleteRecord("eu-0", "region=eu")]
-    )
+    w.append_log("region=eu", fg.file_id, batch("eu", [1, 50], 9_000), [DeleteRecord("eu-0", "region=eu")])
     # no commit: a crashed writer
     assert rows(HudiTable.open(table.base_path).read("snapshot")) == before
     assert hudi_rs_rows(Path(table.base_path), "snapshot") == before

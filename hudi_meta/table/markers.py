@@ -1,0 +1,65 @@
+"""Write markers: `.hoodie/.temp/<instant>/<partition>/<file>.marker.<TYPE>`, created before a write
+touches a data file, so a failed write can be rolled back without listing the table."""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+from dataclasses import dataclass
+
+from hudi_meta.storage.base import Storage
+
+CREATE = "CREATE"  # a new base file
+APPEND = "APPEND"  # blocks appended to a log file
+_SUFFIX = ".marker."
+
+
+@dataclass(frozen=True)
+class Marker:
+    partition: str
+    file_name: str
+    kind: str
+
+    @property
+    def path(self) -> str:
+        """The marked data file, relative to the base path."""
+        return f"{self.partition}/{self.file_name}" if self.partition else self.file_name
+
+
+def markers_dir(meta_path: str, instant: str) -> str:
+    return posixpath.join(meta_path, ".temp", instant)
+
+
+def create_marker(
+    storage: Storage, meta_path: str, instant: str, partition: str, file_name: str, kind: str
+) -> None:
+    directory = (
+        posixpath.join(markers_dir(meta_path, instant), partition)
+        if partition
+        else markers_dir(meta_path, instant)
+    )
+    with contextlib.suppress(FileExistsError):  # one marker per file and kind, whoever writes it first
+        storage.create_atomic(posixpath.join(directory, f"{file_name}{_SUFFIX}{kind}"), b"")
+
+
+def list_markers(storage: Storage, meta_path: str, instant: str) -> list[Marker]:
+    root = markers_dir(meta_path, instant)
+    found: list[Marker] = []
+
+    def walk(path: str, partition: str) -> None:
+        for info in storage.list_dir(path):
+            if info.is_dir:
+                walk(info.path, f"{partition}/{info.name}" if partition else info.name)
+            elif _SUFFIX in info.name:
+                name, _, kind = info.name.rpartition(_SUFFIX)
+                found.append(Marker(partition, name, kind))
+
+    walk(root, "")
+    return sorted(found, key=lambda m: (m.partition, m.file_name, m.kind))
+
+
+def delete_markers(storage: Storage, meta_path: str, instant: str) -> None:
+    root = markers_dir(meta_path, instant)
+    for m in list_markers(storage, meta_path, instant):
+        directory = posixpath.join(root, m.partition) if m.partition else root
+        storage.delete(posixpath.join(directory, f"{m.file_name}{_SUFFIX}{m.kind}"))
