@@ -16,7 +16,7 @@ from hudi_meta.cli.show import SHOW_FROM_FILES
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import DB_ENV, make_engine, resolve_db_url
 from hudi_meta.index.queries import SHOW_FROM_INDEX
-from hudi_meta.table.table import QUERIES, HudiTable
+from hudi_meta.table.table import QUERIES, HudiTable, Query
 
 EXIT_USAGE = 2
 
@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--query", choices=QUERIES, default="snapshot")
     read.add_argument("--format", choices=("jsonl", "table"), default="jsonl")
     read.add_argument("--columns", help="comma-separated columns to return")
+    read.add_argument("--begin", help="incremental: records committed after this instant")
+    read.add_argument("--end", help="incremental: records committed up to this instant (default: latest)")
+    read.add_argument("--as-of", help="time-travel: the table as of this instant")
 
     sub.add_parser("quickstart", help="demo: a table, indexing, an event-time compaction, sync and the UI")
     return parser
@@ -125,7 +128,8 @@ def _run(args: argparse.Namespace) -> int:
         return _show(args)
     table = HudiTable.open(args.table)
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
-    rows = table.read(args.query, columns).to_pylist()
+    query = Query(args.query, begin=args.begin, end=args.end, as_of=args.as_of)
+    rows = table.read(query, columns).to_pylist()
     if args.format == "jsonl":
         write_jsonl(rows)
     else:

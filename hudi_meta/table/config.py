@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hudi_meta.errors import UnsupportedTableError
@@ -96,6 +96,20 @@ class TableConfig:
     @property
     def min_event_time_header(self) -> bool:
         return self.props.get(MIN_EVENT_TIME_HEADER, "false").lower() == "true"
+
+    @property
+    def num_buckets(self) -> int | None:
+        """Bucket count of a BUCKET-indexed table (`hoodie.bucket.index.num.buckets`)."""
+        value = self.props.get("hoodie.bucket.index.num.buckets")
+        return int(value) if value else None
+
+    def partition_path(self, values: Sequence[object]) -> str:
+        """The partition path of a record with these partition field values (as the key generators build it)."""
+        parts = []
+        for name, value in zip(self.partition_fields, values, strict=True):
+            text = "__HIVE_DEFAULT_PARTITION__" if value is None or value == "" else str(value)
+            parts.append(f"{name}={text}" if self.hive_style_partitioning else text)
+        return "/".join(parts)
 
     def merge_spec(self) -> MergeSpec:
         ordering = self.ordering_fields

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from hudi_meta.errors import CorruptFileError, NotAHudiTableError, TableNotFoundError, UnsupportedTableError
 from hudi_meta.format.file_names import BaseFileName, LogFileName
@@ -34,7 +36,45 @@ from hudi_meta.table.timeline import Timeline
 
 META_DIR = ".hoodie"
 PROPERTIES = "hoodie.properties"
-QUERIES = ("snapshot", "ro")
+QUERIES = ("snapshot", "ro", "incremental", "time-travel")
+COMMIT_TIME_COLUMN = "_hoodie_commit_time"
+
+
+@dataclass(frozen=True)
+class Query:
+    """A read: snapshot, read-optimized (ro), incremental over (begin, end], or time travel as of an instant."""
+
+    kind: str = "snapshot"
+    begin: str | None = None
+    end: str | None = None
+    as_of: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in QUERIES:
+            raise ValueError(f"unknown query {self.kind!r}; expected one of {', '.join(QUERIES)}")
+        if self.kind == "incremental" and self.begin is None:
+            raise ValueError("an incremental query needs --begin (an instant time)")
+        if self.kind == "time-travel" and self.as_of is None:
+            raise ValueError("a time-travel query needs --as-of (an instant time)")
+
+    @classmethod
+    def of(cls, query: Query | str) -> Query:
+        return query if isinstance(query, Query) else cls(query)
+
+    @property
+    def as_of_instant(self) -> str | None:
+        """The instant the table is read as of (None: the latest)."""
+        return self.end if self.kind == "incremental" else self.as_of
+
+    def filter(self, records: pa.Table) -> pa.Table:
+        """Keep, for incremental queries, the records whose commit time lies in (begin, end]."""
+        if self.kind != "incremental" or COMMIT_TIME_COLUMN not in records.column_names:
+            return records
+        times = records.column(COMMIT_TIME_COLUMN)
+        keep = pc.greater(times, self.begin)
+        if self.end is not None:
+            keep = pc.and_(keep, pc.less_equal(times, self.end))
+        return records.filter(keep)
 
 
 @dataclass(frozen=True)
@@ -150,15 +190,15 @@ class HudiTable:
         groups = build_file_groups(bases, logs, self.view_inputs())
         return [groups[k] for k in sorted(groups)]
 
-    def plan_reads(self, query: str, as_of: str | None = None) -> list[SliceRead]:
+    def plan_reads(self, query: Query | str) -> list[SliceRead]:
         """The file slices a query reads, one per file group."""
-        if query not in QUERIES:
-            raise ValueError(f"unknown query {query!r}; expected one of {', '.join(QUERIES)}")
+        query = Query.of(query)
         self.config.check_readable()
         inputs = self.view_inputs()
+        as_of = query.as_of_instant
         reads = []
         for fg in self.file_groups():
-            if query == "ro" or not self.config.is_mor:
+            if query.kind == "ro" or not self.config.is_mor:
                 base = latest_base_for_ro(fg, inputs, as_of)
                 if base is not None:
                     reads.append(SliceRead(fg.partition, fg.file_id, base.path, ()))
@@ -171,6 +211,19 @@ class HudiTable:
                 )
         return reads
 
+    def arrow_schema(self) -> pa.Schema | None:
+        """The schema of the table's records (meta columns included): its newest committed base file's."""
+        inputs = self.view_inputs()
+        newest: BaseFile | None = None
+        for fg in self.file_groups():
+            base = latest_base_for_ro(fg, inputs)
+            if base is not None and (newest is None or base.parsed.instant > newest.parsed.instant):
+                newest = base
+        if newest is None:
+            return None
+        with self.storage.open_read(posixpath.join(self.base_path, newest.path)) as f:
+            return pq.read_schema(f)
+
     # ---- reading ------------------------------------------------------------------------------------
 
     @property
@@ -178,20 +231,25 @@ class HudiTable:
         return self.config.merge_spec()
 
     def read_slice(
-        self, read: SliceRead, stats: ReadStats | None = None, as_of: str | None = None
+        self, read: SliceRead, query: Query | str = "snapshot", stats: ReadStats | None = None
     ) -> pa.Table:
+        """One slice merged as the query sees it (time-travel and incremental bounds applied)."""
+        query = Query.of(query)
         inputs = self.view_inputs()
+        as_of = query.as_of_instant
 
         def visible(instant: str) -> bool:
             return inputs.is_committed(instant) and (as_of is None or instant <= as_of)
 
-        return read_file_slice(
+        merged = read_file_slice(
             self.storage, self.base_path, read.base_file, read.log_files, self.merge_spec, visible, stats
         )
+        return query.filter(merged)
 
-    def read(self, query: str = "snapshot", columns: list[str] | None = None) -> pa.Table:
-        """All records of a snapshot or read-optimized query as one Arrow table."""
-        tables = [self.read_slice(r) for r in self.plan_reads(query)]
+    def read(self, query: Query | str = "snapshot", columns: list[str] | None = None) -> pa.Table:
+        """All records of a query as one Arrow table."""
+        query = Query.of(query)
+        tables = [self.read_slice(r, query) for r in self.plan_reads(query)]
         tables = [t for t in tables if t.num_columns]
         if not tables:
             return pa.table({})

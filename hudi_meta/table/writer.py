@@ -33,6 +33,7 @@ from hudi_meta.format.log_writer import (
 from hudi_meta.format.properties import format_properties, with_checksum
 from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
+from hudi_meta.table import bucket_index
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
 from hudi_meta.table.event_time import min_max_epoch_ms
 from hudi_meta.table.file_group_reader import record_keys
@@ -63,6 +64,7 @@ def create_table(
     min_event_time_header: bool = False,
     database: str = "default",
     hive_style_partitioning: bool = True,
+    buckets: int | None = None,
 ) -> HudiTable:
     """Create an empty table version 6 (timeline layout 1) at `uri`."""
     if table_type not in (MOR, COW):
@@ -95,6 +97,10 @@ def create_table(
         props["hoodie.table.precombine.field"] = ordering_field
     if event_time_field:
         props[EVENT_TIME_FIELD] = event_time_field
+    if buckets:
+        props[bucket_index.INDEX_TYPE] = "BUCKET"
+        props[bucket_index.NUM_BUCKETS] = str(buckets)
+        props[bucket_index.HASH_FIELD] = ",".join(record_key_fields)
     if min_event_time_header:
         props[MIN_EVENT_TIME_HEADER] = "true"
     meta = posixpath.join(base_path, META_DIR)
@@ -173,13 +179,19 @@ def _ensure_partition(ctx: WriteContext, storage: Storage, partition: str) -> st
 
 
 def write_new_file_group(
-    ctx: WriteContext, partition: str, data: pa.Table, file_id: str | None = None
+    ctx: WriteContext,
+    partition: str,
+    data: pa.Table,
+    file_id: str | None = None,
+    schema: pa.Schema | None = None,
 ) -> WriteStat:
     """Create a file group: a base file `{fileId}_{token}_{instant}.parquet` holding `data`."""
     storage = ctx.storage()
     file_id = file_id or new_file_id()
     name = BaseFileName(file_id, UNKNOWN_WRITE_TOKEN, ctx.instant).name
     table = with_meta_columns(data, ctx.instant, partition, name, ctx.record_keys(data))
+    if schema is not None:
+        table = table.cast(schema)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink)
     payload = sink.getvalue().to_pybytes()

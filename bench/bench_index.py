@@ -1,0 +1,220 @@
+"""Benchmark the incremental indexer on a synthetic MOR table with many small log blocks.
+
+    python bench/bench_index.py [--blocks 100000] [--backends sqlite,postgresql] [--keep DIR]
+
+One v6 MOR table (few log files, many Avro blocks each) is generated once; its generation time is printed
+but is not part of the measurement. For each backend (a SQLite file; a fresh PostgreSQL database created
+through $HUDI_META_TEST_PG, default postgresql+psycopg://root@127.0.0.1:5432/postgres, and dropped at the
+end) the store is upgraded to the newest schema, then three runs are timed, each opening the table afresh:
+
+- full: the first `Indexer.run("ts")`, which reads every block header and resolves every block's min event
+  time from the deltacommits' write stats. blocks/s = blocks / full seconds.
+- no-change: a second run right after, with nothing new on disk. Its ratio to the full run is the fixed
+  cost of an idle run (timeline load, listing, reading the store's rows back); it should be small.
+- incremental: after all backends ran the two above, one deltacommit appends a block to 1% of the log
+  files; each store then indexes it. Its ratio to the full run should stay near the no-change ratio.
+
+Figures only: the script asserts what each run did (blocks added, files scanned), never how long it took.
+Wall times depend on the machine; compare ratios within one run of the script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import pyarrow as pa
+from sqlalchemy import Engine, create_engine, make_url, pool, text
+
+from hudi_meta.index.db import make_engine
+from hudi_meta.index.indexer import Indexer, IndexRunStats
+from hudi_meta.index.migrate import upgrade
+from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import WriteClient
+
+PG_ADMIN_URL = os.environ.get("HUDI_META_TEST_PG", "postgresql+psycopg://root@127.0.0.1:5432/postgres")
+PARTITIONS, GROUPS, COMMITS = 4, 50, 10  # 200 log files; blocks per commit scales with --blocks
+
+
+def spec_for(blocks: int) -> SyntheticSpec:
+    per_commit = max(1, math.ceil(blocks / (PARTITIONS * GROUPS * COMMITS)))
+    return SyntheticSpec(
+        partitions=PARTITIONS,
+        file_groups_per_partition=GROUPS,
+        commits=COMMITS,
+        blocks_per_commit=per_commit,
+        records_per_block=2,
+    )
+
+
+def timed_run(engine: Engine, path: str) -> tuple[float, IndexRunStats]:
+    """Wall time of one run as a fresh process would do it: open the table (timeline, listing), index."""
+    start = time.perf_counter()
+    stats = Indexer(engine, HudiTable.open(path)).run("ts")
+    return time.perf_counter() - start, stats
+
+
+@contextmanager
+def pg_database(keep: bool) -> Iterator[str]:
+    """Create a uniquely named PostgreSQL database, yield its URL, drop it (unless `keep`)."""
+    name = f"hudi_meta_bench_{secrets.token_hex(6)}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT", poolclass=pool.NullPool)
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            yield make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+        finally:
+            if keep:
+                print(f"kept PostgreSQL database {name}")
+            else:
+                with admin.connect() as conn:
+                    conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+@contextmanager
+def store(backend: str, work: Path, keep: bool) -> Iterator[Engine]:
+    """An engine on a blank store of `backend`, upgraded to the newest schema."""
+    with ExitStack() as stack:
+        if backend == "sqlite":
+            url = f"sqlite:///{work / 'hudi-meta.db'}"
+        elif backend == "postgresql":
+            url = stack.enter_context(pg_database(keep))
+        else:
+            raise ValueError(f"unknown backend {backend!r}")
+        upgrade(url)
+        engine = make_engine(url)
+        stack.callback(engine.dispose)
+        yield engine
+
+
+def table_shape(path: str) -> str:
+    files = [p for p in Path(path).rglob("*") if p.is_file() and ".hoodie" not in p.parts]
+    logs = [p for p in files if ".log." in p.name]
+    bases = [p for p in files if p.suffix == ".parquet"]
+    size = sum(p.stat().st_size for p in logs)
+    return f"{len(logs)} log files ({size:,} bytes), {len(bases)} base files"
+
+
+def append_one_percent(path: str) -> int:
+    """One deltacommit appending a 2-record block to 1% of the log files; returns the files touched."""
+    table = HudiTable.open(path)
+    groups = table.file_groups()
+    touched = groups[::100]  # every 100th file group, across partitions
+    client = WriteClient(table)
+    client.begin()
+    for fg in touched:
+        data = pa.table(
+            {
+                "id": [f"{fg.file_id}-new-{i}" for i in range(2)],
+                "ts": pa.array([1_767_300_000_000 + i for i in range(2)], pa.int64()),
+                "value": [1.0, 2.0],
+                "part": [fg.partition.split("=")[1]] * 2,
+            }
+        )
+        client.append_log(fg.partition, fg.file_id, data)
+    client.commit()
+    return len(touched)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--blocks", type=int, default=100_000, help="log blocks to generate (at least)")
+    parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="write the table and SQLite file here and keep them (and the PostgreSQL database)",
+    )
+    args = parser.parse_args()
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if not backends or set(backends) - {"sqlite", "postgresql"}:
+        parser.error(f"--backends: expected sqlite and/or postgresql, got {args.backends!r}")
+    keep = args.keep is not None
+
+    with ExitStack() as stack:
+        if keep:
+            root = Path(args.keep).resolve()
+            root.mkdir(parents=True, exist_ok=True)
+        else:
+            root = Path(tempfile.mkdtemp(prefix="bench-index-"))
+            stack.callback(shutil.rmtree, root, ignore_errors=True)
+        table_path = str(root / "table")
+        spec = spec_for(args.blocks)
+        start = time.perf_counter()
+        write_synthetic_table(table_path, spec)
+        elapsed = time.perf_counter() - start
+        print(
+            f"generated in {elapsed:.1f} s (not measured): {spec.total_blocks:,} blocks "
+            f"= {spec.partitions} partitions x {spec.file_groups_per_partition} file groups x "
+            f"{spec.commits} commits x {spec.blocks_per_commit} blocks; {table_shape(table_path)}"
+        )
+
+        results: dict[str, dict[str, float]] = {}
+        engines: dict[str, Engine] = {}
+        for backend in backends:
+            work = root / backend
+            work.mkdir(exist_ok=True)
+            engines[backend] = engine = stack.enter_context(store(backend, work, keep))
+            full_s, full = timed_run(engine, table_path)
+            assert full.blocks_added == spec.total_blocks, full
+            assert full.blocks_event_time_resolved == spec.total_blocks, full
+            idle_s, idle = timed_run(engine, table_path)
+            assert idle.blocks_added == 0 and idle.log_files_scanned == 0, idle
+            assert idle.blocks_event_time_resolved == 0, idle
+            results[backend] = {"full": full_s, "idle": idle_s}
+            print(f"{backend}: full {full_s:.2f} s, no-change {idle_s:.3f} s")
+
+        touched = append_one_percent(table_path)
+        for backend, engine in engines.items():
+            incr_s, incr = timed_run(engine, table_path)
+            assert incr.blocks_added == touched and incr.log_files_scanned == touched, incr
+            assert incr.blocks_event_time_resolved == touched, incr
+            results[backend]["incr"] = incr_s
+
+        print(
+            f"\nincremental: one deltacommit appending 1 block to {touched} of "
+            f"{spec.partitions * spec.file_groups_per_partition} log files\n"
+        )
+        header = (
+            "backend",
+            "blocks",
+            "full s",
+            "blocks/s",
+            "no-change s",
+            "no-change/full",
+            "incr s",
+            "incr/full",
+        )
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for backend, r in results.items():
+            full_s, idle_s, incr_s = r["full"], r["idle"], r["incr"]
+            row = (
+                backend,
+                f"{spec.total_blocks:,}",
+                f"{full_s:.2f}",
+                f"{spec.total_blocks / full_s:,.0f}",
+                f"{idle_s:.3f}",
+                f"{idle_s / full_s:.4f}",
+                f"{incr_s:.3f}",
+                f"{incr_s / full_s:.4f}",
+            )
+            print("| " + " | ".join(row) + " |")
+        if keep:
+            print(f"\nkept {root}")
+
+
+if __name__ == "__main__":
+    main()
