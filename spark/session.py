@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+
 
 def spark_session(master: str = "local[2]", app_name: str = "hudi-meta", **conf: str) -> SparkSession:
+    """The session for `master` (local or a standalone cluster URL); `conf` keys use `__` for dots."""
+    java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
     builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
@@ -19,6 +24,9 @@ def spark_session(master: str = "local[2]", app_name: str = "hudi-meta", **conf:
         .config("spark.pyspark.python", sys.executable)
         .config("spark.pyspark.driver.python", sys.executable)
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.executor.extraJavaOptions", java_opts)
     )
     for key, value in conf.items():
         builder = builder.config(key.replace("__", "."), value)

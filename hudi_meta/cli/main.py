@@ -64,6 +64,32 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("--end", help="incremental: records committed up to this instant (default: latest)")
     read.add_argument("--as-of", help="time-travel: the table as of this instant")
 
+    ingest = sub.add_parser("ingest", help="write a JSON-lines or Parquet input into a table with Spark")
+    ingest.add_argument("table", help="table base path")
+    ingest.add_argument("--input", required=True, help="input file or folder (.jsonl or .parquet)")
+    ingest.add_argument("--record-key", required=True)
+    ingest.add_argument("--ordering-field", required=True)
+    ingest.add_argument("--event-time-field")
+    ingest.add_argument("--partition-field")
+    ingest.add_argument("--operation", choices=("upsert", "insert", "delete"), default="upsert")
+    ingest.add_argument("--create", action="store_true", help="create the table (MOR, v6, bucket index) if missing")
+    ingest.add_argument("--buckets", type=int, default=4, help="buckets per partition when creating")
+    ingest.add_argument("--block-format", choices=("avro", "parquet"), default="avro")
+    ingest.add_argument("--min-event-time-header", action="store_true", help="opt in to the MIN_EVENT_TIME header")
+    ingest.add_argument("--spark-master", default="local[2]")
+
+    generate = sub.add_parser("generate", help="write a realistic event stream as batch files")
+    generate.add_argument("output", help="folder for batch-NNNN.<format> files")
+    generate.add_argument("--batches", type=int, default=10)
+    generate.add_argument("--rows", type=int, default=1000, help="records per batch")
+    generate.add_argument("--late-share", type=float, default=0.1)
+    generate.add_argument("--mean-lateness", default="10m", help="mean lateness of late records (e.g. 90s, 10m, 2h)")
+    generate.add_argument("--update-share", type=float, default=0.2)
+    generate.add_argument("--delete-share", type=float, default=0.02)
+    generate.add_argument("--start", help="event time of the first batch (ISO-8601 or epoch ms)")
+    generate.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
+    generate.add_argument("--seed", type=int, default=0)
+
     sub.add_parser("quickstart", help="demo: a table, indexing, an event-time compaction, sync and the UI")
     return parser
 
@@ -126,6 +152,10 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "show":
         return _show(args)
+    if args.command == "ingest":
+        return _ingest(args)
+    if args.command == "generate":
+        return _generate(args)
     table = HudiTable.open(args.table)
     columns = [c.strip() for c in args.columns.split(",") if c.strip()] if args.columns else None
     query = Query(args.query, begin=args.begin, end=args.end, as_of=args.as_of)
@@ -134,6 +164,53 @@ def _run(args: argparse.Namespace) -> int:
         write_jsonl(rows)
     else:
         write_table(rows)
+    return 0
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    try:
+        from hudi_meta.spark.ingest import IngestOptions, ingest
+    except ImportError as e:
+        raise HudiMetaError(f"ingest needs Spark: pip install 'hudi-meta[spark]' ({e})") from e
+    if args.buckets < 1:
+        raise HudiMetaError("--buckets must be at least 1")
+    opts = IngestOptions(
+        table=args.table,
+        input=args.input,
+        record_key=args.record_key,
+        ordering_field=args.ordering_field,
+        event_time_field=args.event_time_field,
+        partition_field=args.partition_field,
+        operation=args.operation,
+        create=args.create,
+        buckets=args.buckets,
+        block_format=args.block_format,
+        min_event_time_header=args.min_event_time_header,
+        spark_master=args.spark_master,
+    )
+    instant = ingest(opts)
+    print(f"committed {instant.action} {instant.requested_time} to {args.table}")
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from hudi_meta.event_stream import StreamSpec, write_batches
+    from hudi_meta.times import parse_duration_ms, parse_time_ms
+
+    spec = StreamSpec(
+        batches=args.batches,
+        rows_per_batch=args.rows,
+        late_share=args.late_share,
+        mean_lateness_ms=parse_duration_ms(args.mean_lateness),
+        update_share=args.update_share,
+        delete_share=args.delete_share,
+        seed=args.seed,
+        **({"start_ms": parse_time_ms(args.start)} if args.start else {}),
+    )
+    files = write_batches(spec, Path(args.output), args.format)
+    print(f"wrote {len(files)} files to {args.output}")
     return 0
 
 

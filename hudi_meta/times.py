@@ -1,0 +1,38 @@
+"""Times as users type them: ISO-8601 or epoch milliseconds, and durations like `90s`, `30m`, `2h`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from hudi_meta.errors import HudiMetaError
+
+_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)\s*$")
+
+
+def parse_time_ms(text: str) -> int:
+    """Epoch ms from `1767225600000` or `2026-01-01T00:00:00Z` (no zone means UTC)."""
+    value = text.strip()
+    if value.lstrip("-").isdigit():
+        return int(value)
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as e:
+        raise HudiMetaError(f"not a time: {text!r} (use ISO-8601 or epoch milliseconds)") from e
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return int(parsed.timestamp() * 1000)
+
+
+def parse_duration_ms(text: str) -> int:
+    m = _DURATION.match(text)
+    if m is None:
+        raise HudiMetaError(f"not a duration: {text!r} (use e.g. 500ms, 90s, 30m, 2h, 1d)")
+    return int(m[1]) * _UNITS[m[2]]
+
+
+def format_time_ms(ms: int) -> str:
+    """ISO-8601 UTC with milliseconds, e.g. `2026-11-22T00:00:00.000Z`."""
+    t = dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"

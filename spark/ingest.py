@@ -1,0 +1,90 @@
+"""`hudi-meta ingest`: read a JSON-lines or Parquet input with Spark and write it into a table."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from hudi_meta.spark import writer
+from hudi_meta.spark.session import spark_session
+from pyspark.sql import DataFrame, SparkSession
+
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.storage import storage_for
+from hudi_meta.table.instant import Instant
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import create_table
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    table: str
+    input: str
+    record_key: str
+    ordering_field: str
+    event_time_field: str | None = None
+    partition_field: str | None = None
+    operation: str = "upsert"
+    create: bool = False
+    buckets: int = 4
+    block_format: str = "avro"
+    min_event_time_header: bool = False
+    spark_master: str = "local[2]"
+
+
+def read_input(spark: SparkSession, path: str) -> DataFrame:
+    if not os.path.exists(path):
+        raise HudiMetaError(f"no such input: {path}")
+    if path.endswith(".parquet") or (
+        os.path.isdir(path) and any(p.endswith(".parquet") for p in os.listdir(path))
+    ):
+        return spark.read.parquet(path)
+    if path.endswith((".jsonl", ".json")) or os.path.isdir(path):
+        return spark.read.json(path)
+    raise HudiMetaError(f"unknown input format for {path}: use .jsonl or .parquet")
+
+
+def table_exists(path: str) -> bool:
+    storage, base_path = storage_for(path)
+    return storage.exists(f"{base_path}/.hoodie/hoodie.properties")
+
+
+def open_or_create(opts: IngestOptions) -> HudiTable:
+    if table_exists(opts.table):
+        return HudiTable.open(opts.table)
+    _, base_path = storage_for(opts.table)
+    partitions = [opts.partition_field] if opts.partition_field else []
+    return create_table(
+        opts.table,
+        os.path.basename(base_path.rstrip("/")) or "table",
+        [opts.record_key],
+        opts.ordering_field,
+        partitions,
+        event_time_field=opts.event_time_field,
+        min_event_time_header=opts.min_event_time_header,
+        buckets=opts.buckets,
+    )
+
+
+def ingest(opts: IngestOptions, spark: SparkSession | None = None) -> Instant:
+    if not table_exists(opts.table) and not opts.create:
+        raise HudiMetaError(f"no table at {opts.table}: pass --create to create it")
+    if not os.path.exists(opts.input):
+        raise HudiMetaError(f"no such input: {opts.input}")
+    spark = spark or spark_session(opts.spark_master)
+    df = read_input(spark, opts.input)
+    for column in (opts.record_key, opts.ordering_field, opts.event_time_field, opts.partition_field):
+        if (
+            column
+            and column not in df.columns
+            and not (opts.operation == "delete" and column != opts.record_key)
+        ):
+            raise HudiMetaError(
+                f"input {opts.input} has no column {column!r} (columns: {', '.join(df.columns)})"
+            )
+    table = open_or_create(opts)
+    if table.config.record_key_fields != (opts.record_key,):
+        raise HudiMetaError(
+            f"table {opts.table} is keyed by {','.join(table.config.record_key_fields)}, not {opts.record_key}"
+        )
+    return writer.write(df, table, opts.operation, opts.block_format)
