@@ -35,9 +35,7 @@ class IngestOptions:
 def read_input(spark: SparkSession, path: str) -> DataFrame:
     if not os.path.exists(path):
         raise HudiMetaError(f"no such input: {path}")
-    if path.endswith(".parquet") or (
-        os.path.isdir(path) and any(p.endswith(".parquet") for p in os.listdir(path))
-    ):
+    if path.endswith(".parquet") or (os.path.isdir(path) and any(p.endswith(".parquet") for p in os.listdir(path))):
         return spark.read.parquet(path)
     if path.endswith((".jsonl", ".json")) or os.path.isdir(path):
         return spark.read.json(path)
@@ -74,14 +72,8 @@ def ingest(opts: IngestOptions, spark: SparkSession | None = None) -> Instant:
     spark = spark or spark_session(opts.spark_master)
     df = read_input(spark, opts.input)
     for column in (opts.record_key, opts.ordering_field, opts.event_time_field, opts.partition_field):
-        if (
-            column
-            and column not in df.columns
-            and not (opts.operation == "delete" and column != opts.record_key)
-        ):
-            raise HudiMetaError(
-                f"input {opts.input} has no column {column!r} (columns: {', '.join(df.columns)})"
-            )
+        if column and column not in df.columns and not (opts.operation == "delete" and column != opts.record_key):
+            raise HudiMetaError(f"input {opts.input} has no column {column!r} (columns: {', '.join(df.columns)})")
     table = open_or_create(opts)
     if table.config.record_key_fields != (opts.record_key,):
         raise HudiMetaError(

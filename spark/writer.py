@@ -60,9 +60,7 @@ class _Plan:
             fields = config.partition_fields
             columns = [table.column(f).to_pylist() for f in fields]
             partitions = (
-                [config.partition_path(vals) for vals in zip(*columns, strict=True)]
-                if fields
-                else [""] * len(keys)
+                [config.partition_path(vals) for vals in zip(*columns, strict=True)] if fields else [""] * len(keys)
             )
             hash_fields = config.record_key_fields
             buckets = [bucket_index.bucket_id(k, self.num_buckets, hash_fields) for k in keys]
@@ -78,13 +76,9 @@ class _Plan:
         for batch in batches:
             table = pa.Table.from_batches([batch])
             for part, bucket in set(
-                zip(
-                    table.column(PARTITION_COL).to_pylist(), table.column(BUCKET_COL).to_pylist(), strict=True
-                )
+                zip(table.column(PARTITION_COL).to_pylist(), table.column(BUCKET_COL).to_pylist(), strict=True)
             ):
-                mask = pc.and_(
-                    pc.equal(table.column(PARTITION_COL), part), pc.equal(table.column(BUCKET_COL), bucket)
-                )
+                mask = pc.and_(pc.equal(table.column(PARTITION_COL), part), pc.equal(table.column(BUCKET_COL), bucket))
                 groups.setdefault((part, bucket), []).extend(table.filter(mask).to_batches())
         stats = []
         for (part, bucket), parts in sorted(groups.items()):
@@ -117,20 +111,14 @@ def _conform(data: pa.Table, schema: pa.Schema | None) -> pa.Table:
     missing = [f.name for f in columns if f.name not in data.column_names]
     if missing:
         raise HudiMetaError(f"input lacks column(s) of the table: {', '.join(missing)}")
-    return pa.Table.from_arrays(
-        [data.column(f.name).cast(f.type) for f in columns], schema=pa.schema(columns)
-    )
+    return pa.Table.from_arrays([data.column(f.name).cast(f.type) for f in columns], schema=pa.schema(columns))
 
 
 def _latest_per_key(data: pa.Table, ctx: WriteContext) -> pa.Table:
     """Pre-combine an upsert batch: per key, the row with the largest ordering value (ties: the last)."""
     keys = ctx.record_keys(data)
     ordering = ctx.config.merge_spec().ordering_field
-    values = (
-        data.column(ordering).to_pylist()
-        if ordering and ordering in data.column_names
-        else [None] * len(keys)
-    )
+    values = data.column(ordering).to_pylist() if ordering and ordering in data.column_names else [None] * len(keys)
     best: dict[str, int] = {}
     for i, (key, value) in enumerate(zip(keys, values, strict=True)):
         j = best.get(key)
@@ -154,9 +142,7 @@ def _arrow_schema_of(df: DataFrame) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     schema = to_arrow_schema(df.schema)
-    return pa.schema(
-        [pa.field(f.name, pa.string() if pa.types.is_large_string(f.type) else f.type) for f in schema]
-    )
+    return pa.schema([pa.field(f.name, pa.string() if pa.types.is_large_string(f.type) else f.type) for f in schema])
 
 
 def write(df: DataFrame, table: HudiTable, operation: str = "upsert", block_format: str = "avro") -> Instant:
@@ -189,9 +175,7 @@ def write(df: DataFrame, table: HudiTable, operation: str = "upsert", block_form
         ),
     )
     client.begin()
-    rows = (
-        routed.repartition(tasks, PARTITION_COL, BUCKET_COL).mapInArrow(plan.write, "stat string").collect()
-    )
+    rows = routed.repartition(tasks, PARTITION_COL, BUCKET_COL).mapInArrow(plan.write, "stat string").collect()
     client.stats = [WriteStat.from_dict(json.loads(r.stat)) for r in rows]
     client.schema = schema
     return client.commit(operation.upper())

@@ -28,9 +28,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="hudi-meta", description="Metadata and event-time compaction for Hudi MOR tables")
-    parser.add_argument(
-        "--db", help=f"metadata store URL or SQLite file (default: ${DB_ENV} or a local SQLite file)"
-    )
+    parser.add_argument("--db", help=f"metadata store URL or SQLite file (default: ${DB_ENV} or a local SQLite file)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     sub.add_parser("init-db", help="create or upgrade the metadata store schema")
@@ -108,9 +106,7 @@ def _show(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]]
     if args.from_files:
         if args.what not in SHOW_FROM_FILES:
-            raise HudiMetaError(
-                f"--from-files supports {', '.join(sorted(SHOW_FROM_FILES))}, not {args.what}"
-            )
+            raise HudiMetaError(f"--from-files supports {', '.join(sorted(SHOW_FROM_FILES))}, not {args.what}")
         rows = SHOW_FROM_FILES[args.what](table)
     else:
         from hudi_meta.index.indexer import table_id_of

@@ -43,9 +43,7 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: TextIO = sys.stdout) -> Non
         out.write("\n")
 
 
-def write_table(
-    rows: Sequence[dict[str, Any]], out: TextIO = sys.stdout, columns: Sequence[str] | None = None
-) -> None:
+def write_table(rows: Sequence[dict[str, Any]], out: TextIO = sys.stdout, columns: Sequence[str] | None = None) -> None:
     if not rows:
         out.write("(no rows)\n")
         return

@@ -42,8 +42,7 @@ def slice_rows(table: HudiTable) -> list[dict[str, Any]]:
                     "base_file": base.name if base else None,
                     "base_committed": inputs.is_committed(base.parsed.instant) if base else None,
                     "log_files": [f.name for f in fs.sorted_logs()],
-                    "pending_compaction": inputs.pending_compactions.get((fg.partition, fg.file_id))
-                    == fs.base_instant,
+                    "pending_compaction": inputs.pending_compactions.get((fg.partition, fg.file_id)) == fs.base_instant,
                     "replaced": replaced,
                 }
             )

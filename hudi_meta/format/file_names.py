@@ -10,9 +10,7 @@ LOG_FILE_RE = re.compile(
     r"^\.(?P<file_id>[^_]+)_(?P<instant>[^.]+)\.(?P<ext>log|archive)\.(?P<version>\d+)"
     r"(?:_(?P<token>\d+-\d+-\d+))?(?P<cdc>\.cdc)?$"
 )
-BASE_FILE_RE = re.compile(
-    r"^(?P<file_id>[^_.][^_]*)_(?P<token>[^_]+)_(?P<instant>\d+)(?P<ext>\.[A-Za-z0-9.]+)$"
-)
+BASE_FILE_RE = re.compile(r"^(?P<file_id>[^_.][^_]*)_(?P<token>[^_]+)_(?P<instant>\d+)(?P<ext>\.[A-Za-z0-9.]+)$")
 
 UNKNOWN_WRITE_TOKEN = "1-0-1"
 LOGFILE_BASE_VERSION = 1

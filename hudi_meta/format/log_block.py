@@ -130,8 +130,7 @@ class LogBlock:
     @property
     def is_rollback(self) -> bool:
         return (
-            self.block_type == BlockType.COMMAND
-            and self.header.get(HeaderKey.COMMAND_BLOCK_TYPE) == ROLLBACK_COMMAND
+            self.block_type == BlockType.COMMAND and self.header.get(HeaderKey.COMMAND_BLOCK_TYPE) == ROLLBACK_COMMAND
         )
 
     @property
@@ -139,9 +138,7 @@ class LogBlock:
         return self.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.HFILE_DATA)
 
 
-def encode_block(
-    block_type: BlockType, header: Header, content: bytes, footer: Header | None = None
-) -> bytes:
+def encode_block(block_type: BlockType, header: Header, content: bytes, footer: Header | None = None) -> bytes:
     """Frame one block exactly as HoodieLogFormatWriter does."""
     header_bytes = encode_header(header)
     footer_bytes = encode_header(footer or {})

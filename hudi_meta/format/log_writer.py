@@ -51,14 +51,10 @@ def parquet_data_block(
 ) -> EncodedBlock:
     content = encode_parquet(table)
     header = _data_header(instant, schema_json, min_event_time)
-    return EncodedBlock(
-        encode_block(BlockType.PARQUET_DATA, header, content), BlockType.PARQUET_DATA, table.num_rows
-    )
+    return EncodedBlock(encode_block(BlockType.PARQUET_DATA, header, content), BlockType.PARQUET_DATA, table.num_rows)
 
 
-def delete_block(
-    deletes: Sequence[DeleteRecord], instant: str, min_event_time: int | None = None
-) -> EncodedBlock:
+def delete_block(deletes: Sequence[DeleteRecord], instant: str, min_event_time: int | None = None) -> EncodedBlock:
     header = {int(HeaderKey.INSTANT_TIME): instant}
     if min_event_time is not None:
         header[int(HeaderKey.MIN_EVENT_TIME)] = str(min_event_time)

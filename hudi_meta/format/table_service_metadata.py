@@ -379,9 +379,7 @@ class CleanMetadata(_ContainerFile):
             last_completed_commit_timestamp=rec.get("lastCompletedCommitTimestamp") or "",
             partition_metadata=_load_map(CleanPartitionMetadata, rec.get("partitionMetadata")),
             version=_version(rec),
-            bootstrap_partition_metadata=_load_map(
-                CleanPartitionMetadata, rec.get("bootstrapPartitionMetadata")
-            ),
+            bootstrap_partition_metadata=_load_map(CleanPartitionMetadata, rec.get("bootstrapPartitionMetadata")),
             extra_metadata=_map(rec.get("extraMetadata")),
         )
 

@@ -147,9 +147,7 @@ class Indexer:
             self._sync_links(table_id)
             with self.engine.begin() as conn:
                 t = table_of(TableRecord)
-                conn.execute(
-                    update(t).where(t.c.id == table_id).values(last_indexed_at=dt.datetime.now(dt.UTC))
-                )
+                conn.execute(update(t).where(t.c.id == table_id).values(last_indexed_at=dt.datetime.now(dt.UTC)))
         return self.stats
 
     # ---- timeline -----------------------------------------------------------------------------------
@@ -208,9 +206,7 @@ class Indexer:
                 if known[instant_time][1] != state:
                     done = dt.datetime.now(dt.UTC) if state == "completed" else None
                     conn.execute(
-                        update(p)
-                        .where(p.c.id == known[instant_time][0])
-                        .values(state=state, completed_at=done)
+                        update(p).where(p.c.id == known[instant_time][0]).values(state=state, completed_at=done)
                     )
                 continue
             try:
@@ -299,9 +295,7 @@ class Indexer:
             }
             if key in known:
                 conn.execute(
-                    update(s)
-                    .where(s.c.table_id == table_id, s.c.action == key[0], s.c.instant == key[1])
-                    .values(**row)
+                    update(s).where(s.c.table_id == table_id, s.c.action == key[0], s.c.instant == key[1]).values(**row)
                 )
             else:
                 insert_ignore(conn, s, [row])
@@ -332,9 +326,7 @@ class Indexer:
             group_ids = {
                 (r.partition_path, r.file_id): (r.id, r.replaced)
                 for r in conn.execute(
-                    select(g.c.id, g.c.partition_path, g.c.file_id, g.c.replaced).where(
-                        g.c.table_id == table_id
-                    )
+                    select(g.c.id, g.c.partition_path, g.c.file_id, g.c.replaced).where(g.c.table_id == table_id)
                 )
             }
             for fg in groups:
@@ -358,16 +350,12 @@ class Indexer:
             existing = {
                 (r.file_group_id, r.base_instant): (r.id, r.base_file, r.base_committed)
                 for r in conn.execute(
-                    select(
-                        sl.c.id, sl.c.file_group_id, sl.c.base_instant, sl.c.base_file, sl.c.base_committed
-                    )
+                    select(sl.c.id, sl.c.file_group_id, sl.c.base_instant, sl.c.base_file, sl.c.base_committed)
                     .join(g, g.c.id == sl.c.file_group_id)
                     .where(g.c.table_id == table_id)
                 )
             }
-            insert_ignore(
-                conn, sl, [r for r in slice_rows if (r["file_group_id"], r["base_instant"]) not in existing]
-            )
+            insert_ignore(conn, sl, [r for r in slice_rows if (r["file_group_id"], r["base_instant"]) not in existing])
             for r in slice_rows:
                 old = existing.get((r["file_group_id"], r["base_instant"]))
                 if old is not None and (old[1], old[2]) != (r["base_file"], r["base_committed"]):
@@ -436,9 +424,7 @@ class Indexer:
             self.stats.log_files_added += len(new_rows)
             gone = [row.id for key, row in known.items() if key not in on_disk]
             for ids in chunks(gone, 500):
-                conn.execute(
-                    delete(table_of(LogBlockRecord)).where(table_of(LogBlockRecord).c.log_file_id.in_(ids))
-                )
+                conn.execute(delete(table_of(LogBlockRecord)).where(table_of(LogBlockRecord).c.log_file_id.in_(ids)))
                 conn.execute(delete(lf).where(lf.c.id.in_(ids)))
             self.stats.log_files_removed += len(gone)
             offsets = {
@@ -492,9 +478,7 @@ class Indexer:
                 r[0]
                 for r in conn.execute(
                     select(b.c.target_instant)
-                    .where(
-                        b.c.table_id == table_id, b.c.block_type == "command", b.c.target_instant.is_not(None)
-                    )
+                    .where(b.c.table_id == table_id, b.c.block_type == "command", b.c.target_instant.is_not(None))
                     .distinct()
                 )
             )
@@ -572,9 +556,7 @@ class Indexer:
                 rescan[(r.partition_path, r.name)].append(r)
         for (part, name), rows in rescan.items():
             path = (
-                posixpath.join(self.table.base_path, part, name)
-                if part
-                else posixpath.join(self.table.base_path, name)
+                posixpath.join(self.table.base_path, part, name) if part else posixpath.join(self.table.base_path, name)
             )
             blocks = {blk.offset: blk for blk in read_blocks(self.table.storage, path, rows[0].offset)}
             with self.table.storage.open_read(path) as f:
@@ -588,9 +570,7 @@ class Indexer:
                         times = ets.from_records(blk, f.read(blk.content_length), event_field, ordering_field)
                     except BlockDecodeError:
                         times = ets.EventTimes(None, None, ets.UNAVAILABLE)
-                    resolved.append(
-                        {"bid": r.id, "lo": times.min_ms, "hi": times.max_ms, "src": times.source}
-                    )
+                    resolved.append({"bid": r.id, "lo": times.min_ms, "hi": times.max_ms, "src": times.source})
         stmt = (
             update(b)
             .where(b.c.id == bindparam("bid"))
@@ -605,9 +585,7 @@ class Indexer:
                 conn.execute(stmt, list(batch))
         self.stats.blocks_event_time_resolved += len(resolved)
 
-    def _write_stat_times(
-        self, instants: set[str]
-    ) -> dict[tuple[str, str, str], tuple[int | None, int | None]]:
+    def _write_stat_times(self, instants: set[str]) -> dict[tuple[str, str, str], tuple[int | None, int | None]]:
         """(instant, partition, log file) -> (minEventTime, maxEventTime) from deltacommit write stats."""
         out: dict[tuple[str, str, str], tuple[int | None, int | None]] = {}
         tl = self.table.timeline
@@ -655,8 +633,7 @@ class Indexer:
                     entry = found.setdefault((part, name), {"compaction_instant": None})
                     entry["target_name"] = posixpath.basename(r.link_target)
             known = {
-                (r.partition_path, r.link_name): r
-                for r in conn.execute(select(k).where(k.c.table_id == table_id))
+                (r.partition_path, r.link_name): r for r in conn.execute(select(k).where(k.c.table_id == table_id))
             }
             for (part, name), entry in found.items():
                 target, via = entry["target_name"], None

@@ -107,9 +107,7 @@ class LogFileRecord(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"), index=True)
-    file_slice_id: Mapped[int | None] = mapped_column(
-        ForeignKey("file_slice.id", ondelete="SET NULL"), index=True
-    )
+    file_slice_id: Mapped[int | None] = mapped_column(ForeignKey("file_slice.id", ondelete="SET NULL"), index=True)
     partition_path: Mapped[str] = mapped_column(String(1024))
     name: Mapped[str] = mapped_column(String(512))
     file_id: Mapped[str] = mapped_column(String(128))

@@ -80,8 +80,7 @@ def slice_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
             "base_file": r.base_file,
             "base_committed": r.base_committed if r.base_file else None,
             "log_files": [
-                x.name
-                for x in sorted(logs.get(r.id, []), key=lambda x: (x.base_instant, x.version, x.write_token))
+                x.name for x in sorted(logs.get(r.id, []), key=lambda x: (x.base_instant, x.version, x.write_token))
             ],
             "pending_compaction": r.base_instant in pending,
             "replaced": r.replaced,
@@ -146,9 +145,7 @@ def plan_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 def link_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
     k = table_of(LinkRecord)
     with engine.connect() as conn:
-        rows = conn.execute(
-            select(k).where(k.c.table_id == table_id).order_by(k.c.partition_path, k.c.link_name)
-        ).all()
+        rows = conn.execute(select(k).where(k.c.table_id == table_id).order_by(k.c.partition_path, k.c.link_name)).all()
     return [
         {
             "partition": r.partition_path,

@@ -58,9 +58,7 @@ class TableConfig:
 
     @property
     def ordering_fields(self) -> tuple[str, ...]:
-        return _split(
-            self.props.get("hoodie.table.ordering.fields") or self.props.get("hoodie.table.precombine.field")
-        )
+        return _split(self.props.get("hoodie.table.ordering.fields") or self.props.get("hoodie.table.precombine.field"))
 
     @property
     def partition_fields(self) -> tuple[str, ...]:

@@ -98,9 +98,7 @@ def _newer_wins(new: Any, old: Any) -> bool:
 
 
 def _delete_wins(ordering: Any, old: Any) -> bool:
-    natural = ordering is None or (
-        isinstance(ordering, int) and not isinstance(ordering, bool) and ordering == 0
-    )
+    natural = ordering is None or (isinstance(ordering, int) and not isinstance(ordering, bool) and ordering == 0)
     return natural or _newer_wins(ordering, old)
 
 
@@ -153,9 +151,7 @@ def _merge_logs(
         if schema is None:
             schema = table.schema
         stats.log_records += table.num_rows
-        for i, (key, ordering) in enumerate(
-            zip(record_keys(table, spec), _ordering_values(table, spec), strict=True)
-        ):
+        for i, (key, ordering) in enumerate(zip(record_keys(table, spec), _ordering_values(table, spec), strict=True)):
             old = state.entries.get(key)
             if old is None or _newer_wins(ordering, old.ordering):
                 state.entries[key] = _Entry(ordering, state.rows + i)
@@ -204,9 +200,7 @@ def _apply(base: pa.Table | None, state: _LogState, schema: pa.Schema, spec: Mer
     keep_base = pa.array([], type=pa.bool_())
     if base is not None and base.num_rows:
         keys = record_keys(base, spec)
-        candidates = pc.is_in(
-            pa.array(keys, type=pa.string()), value_set=pa.array(list(entries), type=pa.string())
-        )
+        candidates = pc.is_in(pa.array(keys, type=pa.string()), value_set=pa.array(list(entries), type=pa.string()))
         keep = [True] * base.num_rows
         orderings = _ordering_values(base, spec)
         for i in pc.indices_nonzero(candidates).to_pylist():

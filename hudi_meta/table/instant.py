@@ -38,9 +38,7 @@ COMPLETES_AS = {
 }
 WRITE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
 
-_NAME_RE = re.compile(
-    r"^(?P<requested>\d{14,17})(?:_(?P<completed>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$"
-)
+_NAME_RE = re.compile(r"^(?P<requested>\d{14,17})(?:_(?P<completed>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$")
 
 
 @dataclass(frozen=True, order=True)

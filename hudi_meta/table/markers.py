@@ -30,13 +30,9 @@ def markers_dir(meta_path: str, instant: str) -> str:
     return posixpath.join(meta_path, ".temp", instant)
 
 
-def create_marker(
-    storage: Storage, meta_path: str, instant: str, partition: str, file_name: str, kind: str
-) -> None:
+def create_marker(storage: Storage, meta_path: str, instant: str, partition: str, file_name: str, kind: str) -> None:
     directory = (
-        posixpath.join(markers_dir(meta_path, instant), partition)
-        if partition
-        else markers_dir(meta_path, instant)
+        posixpath.join(markers_dir(meta_path, instant), partition) if partition else markers_dir(meta_path, instant)
     )
     with contextlib.suppress(FileExistsError):  # one marker per file and kind, whoever writes it first
         storage.create_atomic(posixpath.join(directory, f"{file_name}{_SUFFIX}{kind}"), b"")

@@ -51,12 +51,8 @@ def _plan(target: str, target_action: str, markers: list[Marker]) -> RollbackPla
         if m.kind == CREATE:
             requests.append(RollbackRequest(partition_path=m.partition, files_to_be_deleted=(m.file_name,)))
         elif m.kind == APPEND:
-            requests.append(
-                RollbackRequest(partition_path=m.partition, log_blocks_to_be_deleted={m.file_name: 0})
-            )
-    return RollbackPlan(
-        instant_to_rollback=InstantInfo(target, target_action), rollback_requests=tuple(requests)
-    )
+            requests.append(RollbackRequest(partition_path=m.partition, log_blocks_to_be_deleted={m.file_name: 0}))
+    return RollbackPlan(instant_to_rollback=InstantInfo(target, target_action), rollback_requests=tuple(requests))
 
 
 def rollback_failed_write(table: HudiTable, target: str, dry_run: bool = False) -> RollbackReport:
@@ -67,16 +63,10 @@ def rollback_failed_write(table: HudiTable, target: str, dry_run: bool = False) 
         raise ValueError(f"{target} is not a pending deltacommit or commit")
     markers = list_markers(table.storage, table.meta_path, target)
     existing = next(
-        (
-            i
-            for i in tl.pending()
-            if i.action == Action.ROLLBACK and _targets(table, i.requested_time) == target
-        ),
+        (i for i in tl.pending() if i.action == Action.ROLLBACK and _targets(table, i.requested_time) == target),
         None,
     )
-    rollback_time = (
-        existing.requested_time if existing else new_instant_time(i.requested_time for i in tl.instants)
-    )
+    rollback_time = existing.requested_time if existing else new_instant_time(i.requested_time for i in tl.instants)
     report = RollbackReport(rollback_time, target, dry_run)
     plan = _plan(target, instant.action, markers)
     if dry_run:

@@ -206,9 +206,7 @@ class HudiTable:
             found = latest_slice_for_snapshot(fg, inputs, as_of)
             if found is not None:
                 b, logs = found
-                reads.append(
-                    SliceRead(fg.partition, fg.file_id, b.path if b else None, tuple(f.path for f in logs))
-                )
+                reads.append(SliceRead(fg.partition, fg.file_id, b.path if b else None, tuple(f.path for f in logs)))
         return reads
 
     def arrow_schema(self) -> pa.Schema | None:
@@ -230,9 +228,7 @@ class HudiTable:
     def merge_spec(self) -> MergeSpec:
         return self.config.merge_spec()
 
-    def read_slice(
-        self, read: SliceRead, query: Query | str = "snapshot", stats: ReadStats | None = None
-    ) -> pa.Table:
+    def read_slice(self, read: SliceRead, query: Query | str = "snapshot", stats: ReadStats | None = None) -> pa.Table:
         """One slice merged as the query sees it (time-travel and incremental bounds applied)."""
         query = Query.of(query)
         inputs = self.view_inputs()

@@ -50,9 +50,7 @@ class Timeline:
             if old is None or _STATE_RANK[instant.state] > _STATE_RANK[old.state]:
                 newest[instant.requested_time] = instant
         instants = sorted(newest.values(), key=lambda i: i.requested_time)
-        timeline = cls(
-            storage, timeline_path, layout, instants, frozenset(compactions), frozenset(clusterings)
-        )
+        timeline = cls(storage, timeline_path, layout, instants, frozenset(compactions), frozenset(clusterings))
         return timeline
 
     # ---- queries ------------------------------------------------------------------------------------
@@ -98,9 +96,7 @@ class Timeline:
 
     def pending_clustering(self) -> list[Instant]:
         return [
-            i
-            for i in self.instants
-            if not i.is_completed and i.action in (Action.CLUSTERING, Action.REPLACE_COMMIT)
+            i for i in self.instants if not i.is_completed and i.action in (Action.CLUSTERING, Action.REPLACE_COMMIT)
         ]
 
     def is_compaction(self, instant_time: str) -> bool:
@@ -165,9 +161,7 @@ class TimelineWriter:
         return posixpath.join(self.timeline_path, instant.file_name(1))
 
     def _create(self, instant: Instant, content: bytes) -> Instant:
-        completed = Instant(
-            instant.requested_time, COMPLETES_AS.get(instant.action, instant.action), State.COMPLETED
-        )
+        completed = Instant(instant.requested_time, COMPLETES_AS.get(instant.action, instant.action), State.COMPLETED)
         if self.storage.exists(self._path(completed)):
             raise InstantExistsError(f"instant {instant.requested_time} is already completed")
         try:

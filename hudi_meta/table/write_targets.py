@@ -60,6 +60,4 @@ def target_for(
         )
     version = max((n.version for n in names), default=0) + 1
     name = LogFileName(fg.file_id, newest.base_instant, version, UNKNOWN_WRITE_TOKEN).name
-    return FileGroupTarget(
-        fg.partition, fg.file_id, newest.base_instant, base.name if base else None, name, 0
-    )
+    return FileGroupTarget(fg.partition, fg.file_id, newest.base_instant, base.name if base else None, name, 0)

@@ -114,9 +114,7 @@ def new_file_id() -> str:
     return f"{uuid.uuid4()}-0"
 
 
-def with_meta_columns(
-    data: pa.Table, instant: str, partition: str, file_name: str, keys: Sequence[str]
-) -> pa.Table:
+def with_meta_columns(data: pa.Table, instant: str, partition: str, file_name: str, keys: Sequence[str]) -> pa.Table:
     """Prepend Hudi's meta columns to `data` (replacing any already there)."""
     data = data.drop_columns([c for c in META_COLUMNS if c in data.column_names])
     n = data.num_rows
@@ -284,9 +282,7 @@ class WriteClient:
 
     @property
     def context(self) -> WriteContext:
-        return WriteContext(
-            self.table.base_path, self.table.meta_path, dict(self.table.config.props), self.instant
-        )
+        return WriteContext(self.table.base_path, self.table.meta_path, dict(self.table.config.props), self.instant)
 
     # ---- lifecycle ----------------------------------------------------------------------------------
 

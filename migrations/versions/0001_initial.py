@@ -97,9 +97,7 @@ def upgrade() -> None:
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_file_slice")),
-        sa.UniqueConstraint(
-            "file_group_id", "base_instant", name=op.f("uq_file_slice_file_group_id_base_instant")
-        ),
+        sa.UniqueConstraint("file_group_id", "base_instant", name=op.f("uq_file_slice_file_group_id_base_instant")),
     )
     op.create_index(op.f("ix_file_slice_file_group_id"), "file_slice", ["file_group_id"])
 
@@ -164,9 +162,7 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_log_block_log_file_id"), "log_block", ["log_file_id"])
     op.create_index(op.f("ix_log_block_table_instant"), "log_block", ["table_id", "instant"])
-    op.create_index(
-        op.f("ix_log_block_table_status_min"), "log_block", ["table_id", "status", "min_event_time"]
-    )
+    op.create_index(op.f("ix_log_block_table_status_min"), "log_block", ["table_id", "status", "min_event_time"])
 
     op.create_table(
         "compaction_plan",
@@ -253,9 +249,7 @@ def upgrade() -> None:
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_table_service")),
-        sa.UniqueConstraint(
-            "table_id", "action", "instant", name=op.f("uq_table_service_table_id_action_instant")
-        ),
+        sa.UniqueConstraint("table_id", "action", "instant", name=op.f("uq_table_service_table_id_action_instant")),
     )
     op.create_index(op.f("ix_table_service_table_id"), "table_service", ["table_id"])
 
@@ -272,9 +266,7 @@ def upgrade() -> None:
             ["table_id"], ["hudi_table.id"], name=op.f("fk_freshness_table_id_hudi_table"), ondelete="CASCADE"
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_freshness")),
-        sa.UniqueConstraint(
-            "table_id", "compaction_instant", name=op.f("uq_freshness_table_id_compaction_instant")
-        ),
+        sa.UniqueConstraint("table_id", "compaction_instant", name=op.f("uq_freshness_table_id_compaction_instant")),
     )
     op.create_index(op.f("ix_freshness_table_id"), "freshness", ["table_id"])
 

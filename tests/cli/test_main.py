@@ -100,9 +100,7 @@ def test_read_table_format_with_columns(fixture_table: Any) -> None:
         (["read", "{broken}"], "checksum"),
     ],
 )
-def test_bad_input_is_one_line_exit_2(
-    args: list[str], message: str, tmp_path: Path, fixture_table: Any
-) -> None:
+def test_bad_input_is_one_line_exit_2(args: list[str], message: str, tmp_path: Path, fixture_table: Any) -> None:
     broken = tmp_path / "broken"
     (broken / ".hoodie").mkdir(parents=True)
     (broken / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=x\nhoodie.table.checksum=1\n")

@@ -55,9 +55,7 @@ from hudi_meta.storage import LocalStorage
 pytestmark = pytest.mark.filterwarnings("ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
 
 # Hypothesis examples share one tmp_path: every example writes its own uniquely named file.
-FILE_SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+FILE_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 # ---------------------------------------------------------------- strategies
 
@@ -89,8 +87,7 @@ class RecordSchema:
                 "name": "test_record",
                 "namespace": "hoodie.test",
                 "fields": [
-                    {"name": f"f{i}", "type": ["null", t] if nullable else t}
-                    | ({"default": None} if nullable else {})
+                    {"name": f"f{i}", "type": ["null", t] if nullable else t} | ({"default": None} if nullable else {})
                     for i, (t, nullable) in enumerate(self.fields)
                 ],
             }
@@ -98,24 +95,19 @@ class RecordSchema:
 
     @property
     def arrow(self) -> pa.Schema:
-        return pa.schema(
-            [pa.field(f"f{i}", _AVRO_TO_ARROW[t], nullable=n) for i, (t, n) in enumerate(self.fields)]
-        )
+        return pa.schema([pa.field(f"f{i}", _AVRO_TO_ARROW[t], nullable=n) for i, (t, n) in enumerate(self.fields)])
 
 
-record_schemas = st.lists(
-    st.tuples(st.sampled_from(sorted(_VALUES)), st.booleans()), min_size=1, max_size=6
-).map(lambda fields: RecordSchema(tuple(fields)))
+record_schemas = st.lists(st.tuples(st.sampled_from(sorted(_VALUES)), st.booleans()), min_size=1, max_size=6).map(
+    lambda fields: RecordSchema(tuple(fields))
+)
 
 
 @st.composite
 def schema_and_records(draw: st.DrawFn, max_records: int = 8) -> tuple[RecordSchema, list[dict[str, Any]]]:
     schema = draw(record_schemas)
     record = st.fixed_dictionaries(
-        {
-            f"f{i}": (st.none() | _VALUES[t]) if nullable else _VALUES[t]
-            for i, (t, nullable) in enumerate(schema.fields)
-        }
+        {f"f{i}": (st.none() | _VALUES[t]) if nullable else _VALUES[t] for i, (t, nullable) in enumerate(schema.fields)}
     )
     return schema, draw(st.lists(record, max_size=max_records))
 
@@ -178,9 +170,7 @@ delete_specs = st.builds(
     st.none(),
     st.lists(delete_records, max_size=6).map(tuple),
 )
-rollback_specs = st.builds(
-    BlockSpec, st.just(BlockType.COMMAND), instants, st.none(), st.none(), st.just(()), instants
-)
+rollback_specs = st.builds(BlockSpec, st.just(BlockType.COMMAND), instants, st.none(), st.none(), st.just(()), instants)
 block_specs = st.one_of(avro_specs, parquet_specs, delete_specs, rollback_specs)
 
 
@@ -282,9 +272,7 @@ def test_header_truncated_buffer_raises_value_error() -> None:
 
 @given(specs=st.lists(block_specs, min_size=1, max_size=8), data=st.data())
 @FILE_SETTINGS
-def test_random_block_sequences_round_trip(
-    tmp_path: Path, specs: list[BlockSpec], data: st.DataObject
-) -> None:
+def test_random_block_sequences_round_trip(tmp_path: Path, specs: list[BlockSpec], data: st.DataObject) -> None:
     storage = LocalStorage()
     path = _log_path(tmp_path)
     encoded = [s.encode() for s in specs]

@@ -263,8 +263,7 @@ def build_base(directory: Path, seed: int, last: str, big: bool = False) -> Base
         sizes[1:3] = [BIG_RECORDS["avro"], BIG_RECORDS["parquet"]]
     instant = 20250101000000000 + seed * 10**9
     built = [
-        _random_block(rng, k, str(instant + i * 1000), m)
-        for i, (k, m) in enumerate(zip(kinds, sizes, strict=True))
+        _random_block(rng, k, str(instant + i * 1000), m) for i, (k, m) in enumerate(zip(kinds, sizes, strict=True))
     ]
     if big:
         assert all(len(enc.data) - 14 > _HEADER_CHUNK for enc, _ in built[1:3])
@@ -375,9 +374,7 @@ def _check_identical(block: LogBlock, content: bytes, original: Original) -> Non
         _verified.add(key)
 
 
-def check_file(
-    path: Path, base: BaseLog, start: int = 0, intact: Iterable[tuple[int, int]] = ()
-) -> list[LogBlock]:
+def check_file(path: Path, base: BaseLog, start: int = 0, intact: Iterable[tuple[int, int]] = ()) -> list[LogBlock]:
     """Read the mutated log at `path`; check coverage, intact blocks and the decode contract.
 
     `intact` lists (original index, offset in the mutated file) of blocks that must be read back unchanged.
@@ -518,11 +515,7 @@ def test_single_byte_flip(bases: list[BaseLog], work_dir: Path, data: st.DataObj
 
     # Exactly one region changes: the hit block (plus the one before it when its magic broke).
     span_start = base.blocks[k - 1].offset if in_magic and k > 0 else hit.offset
-    outside = [
-        (o.block_type.name, o.offset, len(o.data))
-        for o in base.blocks
-        if not span_start <= o.offset < hit.end
-    ]
+    outside = [(o.block_type.name, o.offset, len(o.data)) for o in base.blocks if not span_start <= o.offset < hit.end]
     assert [x for x in _summary(blocks) if not span_start <= x[1] < hit.end] == outside
     changed = [b for b in blocks if span_start <= b.offset < hit.end]
     if in_magic:
@@ -576,9 +569,7 @@ garbage_bytes = st.one_of(
 
 @given(data=st.data(), garbage=garbage_bytes)
 @FUZZ_LIGHT
-def test_garbage_between_blocks(
-    bases: list[BaseLog], work_dir: Path, data: st.DataObject, garbage: bytes
-) -> None:
+def test_garbage_between_blocks(bases: list[BaseLog], work_dir: Path, data: st.DataObject, garbage: bytes) -> None:
     base = data.draw(st.sampled_from([b for b in bases if len(b.blocks) > 1]), label="base")
     k = data.draw(st.integers(1, len(base.blocks)), label="insert before block")  # len = append at end
     at = base.blocks[k].offset if k < len(base.blocks) else base.size
@@ -607,9 +598,7 @@ def test_garbage_between_blocks(
 
 @given(data=st.data(), garbage=garbage_bytes)
 @FUZZ_LIGHT
-def test_garbage_at_file_start(
-    bases: list[BaseLog], work_dir: Path, data: st.DataObject, garbage: bytes
-) -> None:
+def test_garbage_at_file_start(bases: list[BaseLog], work_dir: Path, data: st.DataObject, garbage: bytes) -> None:
     base = data.draw(st.sampled_from(bases), label="base")
     g = len(garbage)
     blocks = check_file(
@@ -628,18 +617,14 @@ def test_scan_from_a_block_offset(bases: list[BaseLog], work_dir: Path) -> None:
     base = bases[0]
     path = _write(work_dir / "resume", base.data)
     for i, o in enumerate(base.blocks):
-        blocks = check_file(
-            path, base, start=o.offset, intact=[(j, b.offset) for j, b in enumerate(base.blocks)][i:]
-        )
+        blocks = check_file(path, base, start=o.offset, intact=[(j, b.offset) for j, b in enumerate(base.blocks)][i:])
         assert len(blocks) == len(base.blocks) - i
 
 
 # ---------------------------------------------------------------- regressions
 
 
-@pytest.mark.parametrize(
-    "tail", [b"#", b"#H", b"#HU", b"#HUD", b"#HUDI", b"\x00\x01\x02", b"\xff" * 5, b"HUDI#"]
-)
+@pytest.mark.parametrize("tail", [b"#", b"#H", b"#HU", b"#HUD", b"#HUDI", b"\x00\x01\x02", b"\xff" * 5, b"HUDI#"])
 def test_partial_magic_after_block_is_eof(bases: list[BaseLog], work_dir: Path, tail: bytes) -> None:
     """Regression (log_reader._read_block): 1-5 bytes after a block (e.g. a torn next magic) made that block
     CORRUPT; Java's isBlockCorrupt treats a short read of the next magic as EOF and keeps the block."""
@@ -675,9 +660,7 @@ def test_mangled_schema_header_raises_block_decode_error(bases: list[BaseLog], m
 
 def test_unmappable_avro_schema_raises_block_decode_error() -> None:
     """Regression (fixed in 1cb6deb): arrow_schema_from_avro_json's plain ValueError leaked."""
-    schema = (
-        '{"type":"record","name":"r","fields":[{"name":"v","type":["null","long","string"],"default":null}]}'
-    )
+    schema = '{"type":"record","name":"r","fields":[{"name":"v","type":["null","long","string"],"default":null}]}'
     content = encode_avro_records([{"v": 1}, {"v": "x"}], schema)
     assert decode_avro_records(content, schema) == [{"v": 1}, {"v": "x"}]  # the records themselves decode
     block = LogBlock(0, 0, BlockType.AVRO_DATA, header={int(HeaderKey.SCHEMA): schema})
@@ -685,12 +668,8 @@ def test_unmappable_avro_schema_raises_block_decode_error() -> None:
         decode_data_block(block, content)
 
 
-@pytest.mark.parametrize(
-    "with_target", [pytest.param(False, id="as-read"), pytest.param(True, id="conformed")]
-)
-def test_damaged_parquet_column_name_raises_block_decode_error(
-    bases: list[BaseLog], with_target: bool
-) -> None:
+@pytest.mark.parametrize("with_target", [pytest.param(False, id="as-read"), pytest.param(True, id="conformed")])
+def test_damaged_parquet_column_name_raises_block_decode_error(bases: list[BaseLog], with_target: bool) -> None:
     """Regression. As read (block_content.decode_parquet): a non-UTF-8 column name in the Parquet footer gave
     a table whose names raised UnicodeDecodeError on first use (names decode lazily). Conformed (fixed in
     1cb6deb): conform() leaked that UnicodeDecodeError."""

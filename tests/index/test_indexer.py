@@ -42,9 +42,7 @@ def event_field(table: HudiTable) -> str | None:
     return next((f for f in EVENT_FIELDS if f'"{f}"' in schema), None)
 
 
-def direct_scan(
-    table: HudiTable, field: str | None
-) -> dict[tuple[str, int], tuple[str, int | None, int | None]]:
+def direct_scan(table: HudiTable, field: str | None) -> dict[tuple[str, int], tuple[str, int | None, int | None]]:
     """(file, offset) -> (type, min, max) computed straight from the files, for committed blocks."""
     storage = LocalStorage()
     inputs = table.view_inputs()
@@ -191,9 +189,7 @@ def test_removed_files_leave_the_index(engine: Engine, tmp_path: Path) -> None:
     victim.unlink()
     stats = Indexer(engine, HudiTable.open(path)).run()
     assert stats.log_files_removed == 1
-    assert all(
-        victim.name not in r["file"] for r in block_rows(engine, _table_id(engine, HudiTable.open(path)))
-    )
+    assert all(victim.name not in r["file"] for r in block_rows(engine, _table_id(engine, HudiTable.open(path))))
 
 
 def test_header_min_event_time_wins(engine: Engine, tmp_path: Path) -> None:

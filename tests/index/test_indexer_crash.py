@@ -28,9 +28,7 @@ from hudi_meta.index.models import (
 from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
 
-SPEC = SyntheticSpec(
-    partitions=2, file_groups_per_partition=10, commits=4, blocks_per_commit=150, records_per_block=2
-)
+SPEC = SyntheticSpec(partitions=2, file_groups_per_partition=10, commits=4, blocks_per_commit=150, records_per_block=2)
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +63,7 @@ def dump(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
                 )
             ),
             "files": sorted(
-                tuple(r)
-                for r in conn.execute(select(f.c.partition_path, f.c.name, f.c.size, f.c.indexed_offset))
+                tuple(r) for r in conn.execute(select(f.c.partition_path, f.c.name, f.c.size, f.c.indexed_offset))
             ),
             "instants": sorted(
                 tuple(r) for r in conn.execute(select(i.c.requested_time, i.c.action, i.c.state, i.c.summary))
@@ -147,9 +144,7 @@ def test_kill_9_then_rerun_equals_uninterrupted(
 
 
 @pytest.mark.slow
-def test_racing_indexers_neither_duplicate_nor_lose(
-    db_url: str, big_table: str, reference: dict[str, Any]
-) -> None:
+def test_racing_indexers_neither_duplicate_nor_lose(db_url: str, big_table: str, reference: dict[str, Any]) -> None:
     engine = make_engine(db_url)
     try:
         procs = [index_process(db_url, big_table) for _ in range(2)]

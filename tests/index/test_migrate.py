@@ -86,9 +86,7 @@ def test_pyproject_lists_every_package() -> None:
         if path.is_dir() and path.name != "__pycache__" and any(path.iterdir())
     }
     folders |= {"hudi_meta.migrations", "hudi_meta.migrations.versions"}
-    assert not folders - listed, (
-        f"add these to [tool.setuptools] packages in pyproject.toml: {folders - listed}"
-    )
+    assert not folders - listed, f"add these to [tool.setuptools] packages in pyproject.toml: {folders - listed}"
     assert setuptools_cfg["package-dir"] == {"hudi_meta": "hudi_meta", "hudi_meta.migrations": "migrations"}
 
 

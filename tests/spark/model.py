@@ -49,9 +49,7 @@ class Model:
 
     def incremental(self, begin: str, end: str) -> list[dict[str, Any]]:
         _, records, written_by = [h for h in self.history if h[0] <= end][-1]
-        return sorted(
-            (r for k, r in records.items() if begin < written_by[k] <= end), key=lambda r: r["event_id"]
-        )
+        return sorted((r for k, r in records.items() if begin < written_by[k] <= end), key=lambda r: r["event_id"])
 
 
 def rows_of(table: pa.Table) -> list[dict[str, Any]]:

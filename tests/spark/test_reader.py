@@ -11,18 +11,16 @@ from tests.spark.model import Model, rows_of
 from tests.spark.test_writer import written  # noqa: F401  (module fixture reused)
 
 
-def test_time_travel_equals_the_model_at_every_instant(
-    spark: SparkSession, written: tuple[str, Model]
-) -> None:  # noqa: F811
+def test_time_travel_equals_the_model_at_every_instant(spark: SparkSession, written: tuple[str, Model]) -> None:  # noqa: F811
     path, model = written
     table = HudiTable.open(path)
     for instant, _, _ in model.history:
         query = Query("time-travel", as_of=instant)
         assert rows_of(table.read(query)) == model.as_of(instant), instant
     last = model.history[-1][0]
-    assert rows_of(
-        reader.read(spark, path, Query("time-travel", as_of=model.history[1][0])).toArrow()
-    ) == model.as_of(model.history[1][0])
+    assert rows_of(reader.read(spark, path, Query("time-travel", as_of=model.history[1][0])).toArrow()) == model.as_of(
+        model.history[1][0]
+    )
     assert rows_of(table.read(Query("time-travel", as_of=last))) == model.rows()
 
 

@@ -44,9 +44,7 @@ def write_stream(
     )
     model = Model()
     for batch in generate(spec):
-        instant = writer.write(
-            spark.createDataFrame(batch.upserts), HudiTable.open(path), "upsert", block_format
-        )
+        instant = writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(path), "upsert", block_format)
         model.upsert(instant.requested_time, batch.upserts)
         if batch.deletes.num_rows:
             instant = writer.write(spark.createDataFrame(batch.deletes), HudiTable.open(path), "delete")
@@ -117,9 +115,7 @@ def test_parquet_blocks_read_the_same(spark: SparkSession, table_path: str) -> N
     spec = StreamSpec(batches=2, rows_per_batch=80, seed=3)
     model = write_stream(spark, table_path, spec, block_format="parquet")
     assert (
-        rows_of(HudiTable.open(table_path).read("snapshot"))
-        == model.rows()
-        == rows_of(hudi_rs(table_path, "snapshot"))
+        rows_of(HudiTable.open(table_path).read("snapshot")) == model.rows() == rows_of(hudi_rs(table_path, "snapshot"))
     )
 
 

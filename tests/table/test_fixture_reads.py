@@ -51,9 +51,7 @@ def test_reads_match_hudi_rs(archive: Path, query: str, fixture_table: Any) -> N
     theirs = pa.Table.from_batches(expected)
     assert ours.num_rows == theirs.num_rows
     assert data_rows(ours) == data_rows(theirs)
-    assert (
-        set(META - {"_hoodie_operation"}) <= set(ours.column_names) or not table.config.populate_meta_fields
-    )
+    assert set(META - {"_hoodie_operation"}) <= set(ours.column_names) or not table.config.populate_meta_fields
 
 
 def test_known_row_counts(fixture_table: Any) -> None:

@@ -25,9 +25,7 @@ def log(instant: str, version: int = 1) -> LogFile:
     return LogFile("p", name, 10, LogFileName.parse(name))
 
 
-def inputs(
-    version: int, completed: dict[str, str], pending: dict[tuple[str, str], str] | None = None
-) -> ViewInputs:
+def inputs(version: int, completed: dict[str, str], pending: dict[tuple[str, str], str] | None = None) -> ViewInputs:
     return ViewInputs(version, completed, min(completed) if completed else None, pending or {})
 
 

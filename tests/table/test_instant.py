@@ -15,9 +15,7 @@ from hudi_meta.table.timeline import Timeline, TimelineWriter, new_instant_time
 
 times = st.integers(min_value=10**16, max_value=10**17 - 1).map(str)
 pending_actions = st.sampled_from(sorted(ACTIONS - {Action.SAVEPOINT}))
-completed_actions = st.sampled_from(
-    sorted(ACTIONS - {Action.COMPACTION, Action.LOG_COMPACTION, Action.CLUSTERING})
-)
+completed_actions = st.sampled_from(sorted(ACTIONS - {Action.COMPACTION, Action.LOG_COMPACTION, Action.CLUSTERING}))
 
 
 @given(times, pending_actions, st.sampled_from([State.REQUESTED, State.INFLIGHT]), st.sampled_from([1, 2]))
@@ -36,9 +34,7 @@ def test_completed_names_round_trip(t: str, c: str, action: str) -> None:
 
 
 def test_known_names() -> None:
-    assert Instant.parse("20250101000000000.inflight") == Instant(
-        "20250101000000000", "commit", State.INFLIGHT
-    )
+    assert Instant.parse("20250101000000000.inflight") == Instant("20250101000000000", "commit", State.INFLIGHT)
     assert (
         Instant(  # a compaction completes as a commit
             "20250101000000000", Action.COMPACTION, State.COMPLETED

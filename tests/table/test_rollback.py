@@ -44,9 +44,7 @@ def test_rollback_restores_reads_and_unblocks_writes(tmp_path: Path) -> None:
     rollback = table.timeline.instants[-1]
     assert rollback.action == Action.ROLLBACK and rollback.is_completed
     eu_log = next(path.glob("region=eu/.*.log.*"))
-    assert any(
-        b.is_rollback and b.target_instant_time == w.instant for b in read_blocks(table.storage, str(eu_log))
-    )
+    assert any(b.is_rollback and b.target_instant_time == w.instant for b in read_blocks(table.storage, str(eu_log)))
     assert list_markers(table.storage, table.meta_path, w.instant) == []
 
     nxt = WriteClient(table)

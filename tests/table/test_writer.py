@@ -45,9 +45,7 @@ def write_demo(path: Path, header: bool = False) -> HudiTable:
     )
     w = WriteClient(table)
     w.begin()
-    fids = {
-        r: w.write_base_file(f"region={r}", batch(r, list(range(6)), 1_000)).file_id for r in ("eu", "us")
-    }
+    fids = {r: w.write_base_file(f"region={r}", batch(r, list(range(6)), 1_000)).file_id for r in ("eu", "us")}
     w.commit("INSERT")
     w = WriteClient(table)
     w.begin()

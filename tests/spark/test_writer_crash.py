@@ -1,0 +1,73 @@
+"""A Spark writer killed with kill -9 mid-write: reads equal the state before that write, and the next
+write rolls the failed one back and succeeds."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hudi_meta.spark import writer
+from pyspark.sql import SparkSession
+
+from hudi_meta.event_stream import StreamSpec, generate, write_batches
+from hudi_meta.table.instant import Action
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import create_table
+from tests.spark.model import Model, rows_of
+from tests.spark.test_writer import hudi_rs
+
+
+def _markers(path: Path) -> list[Path]:
+    return [p for p in (path / ".hoodie" / ".temp").rglob("*.marker.*")]
+
+
+@pytest.mark.slow
+def test_kill_9_mid_write_then_next_write(spark: SparkSession, tmp_path: Path) -> None:
+    path = tmp_path / "events"
+    create_table(str(path), "events", ["event_id"], "ts", ["region"], event_time_field="ts", buckets=4)
+    first, second = list(generate(StreamSpec(batches=2, rows_per_batch=300, seed=11)))
+    model = Model()
+    instant = writer.write(spark.createDataFrame(first.upserts), HudiTable.open(str(path)))
+    model.upsert(instant.requested_time, first.upserts)
+    before = rows_of(HudiTable.open(str(path)).read("snapshot"))
+    assert before == model.rows()
+
+    big = write_batches(StreamSpec(batches=1, rows_per_batch=120_000, update_share=0.0, seed=12), tmp_path / "big")[0]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hudi_meta.cli.main",
+        "ingest",
+        str(path),
+        "--input",
+        str(big),
+        "--record-key",
+        "event_id",
+        "--ordering-field",
+        "ts",
+    ]
+    with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True) as proc:
+        deadline = time.monotonic() + 240
+        while not _markers(path):
+            assert proc.poll() is None, "the writer finished before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and the Python workers
+        proc.wait()
+    table = HudiTable.open(str(path))
+    pending = [i for i in table.timeline.pending() if i.action == Action.DELTA_COMMIT]
+    assert len(pending) == 1  # the killed write never completed
+    assert rows_of(table.read("snapshot")) == before
+    assert rows_of(hudi_rs(str(path), "snapshot")) == before
+
+    instant = writer.write(spark.createDataFrame(second.upserts), HudiTable.open(str(path)))
+    model.upsert(instant.requested_time, second.upserts)
+    table = HudiTable.open(str(path))
+    assert [i.action for i in table.timeline.completed()][-2:] == [Action.ROLLBACK, Action.DELTA_COMMIT]
+    assert rows_of(table.read("snapshot")) == model.rows()
+    assert rows_of(hudi_rs(str(path), "snapshot")) == model.rows()
