@@ -79,4 +79,5 @@ def ingest(opts: IngestOptions, spark: SparkSession | None = None) -> Instant:
         raise HudiMetaError(
             f"table {opts.table} is keyed by {','.join(table.config.record_key_fields)}, not {opts.record_key}"
         )
-    return writer.write(df, table, opts.operation, opts.block_format)
+    instant: Instant = writer.write(df, table, opts.operation, opts.block_format)
+    return instant

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -203,8 +204,9 @@ def _generate(args: argparse.Namespace) -> int:
         update_share=args.update_share,
         delete_share=args.delete_share,
         seed=args.seed,
-        **({"start_ms": parse_time_ms(args.start)} if args.start else {}),
     )
+    if args.start:
+        spec = dataclasses.replace(spec, start_ms=parse_time_ms(args.start))
     files = write_batches(spec, Path(args.output), args.format)
     print(f"wrote {len(files)} files to {args.output}")
     return 0

@@ -128,3 +128,48 @@ def test_unreadable_base_file_is_one_line(tmp_path: Path, fixture_table: Any) ->
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "unreadable base file" in lines[0]
+
+
+def test_generate_then_ingest_and_read(tmp_path: Path) -> None:
+    out = run("generate", str(tmp_path / "stream"), "--batches", "2", "--rows", "50", "--late-share", "0.3")
+    assert out.returncode == 0, out.stderr
+    files = sorted(p.name for p in (tmp_path / "stream").iterdir())
+    assert files[0] == "batch-0000.jsonl" and "batch-0001.jsonl" in files
+    table = str(tmp_path / "events")
+    args = ["--record-key", "event_id", "--ordering-field", "ts", "--event-time-field", "ts"]
+    missing = run("ingest", table, "--input", str(tmp_path / "stream" / "batch-0000.jsonl"), *args)
+    assert missing.returncode == 2 and missing.stderr.strip().endswith("pass --create to create it")
+    no_input = run("ingest", table, "--input", str(tmp_path / "nope.jsonl"), *args, "--create")
+    assert no_input.returncode == 2 and "no such input" in no_input.stderr
+    created = run(
+        "ingest",
+        table,
+        "--input",
+        str(tmp_path / "stream" / "batch-0000.jsonl"),
+        *args,
+        "--partition-field",
+        "region",
+        "--create",
+        "--buckets",
+        "2",
+    )
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.startswith("committed deltacommit")
+    assert "Traceback" not in created.stderr
+    records = [json.loads(line) for line in run("read", table).stdout.splitlines()]
+    written = {json.loads(line)["event_id"] for line in (tmp_path / "stream" / "batch-0000.jsonl").open()}
+    assert {r["event_id"] for r in records} == written and len(records) == len(written)
+    bad_key = run(
+        "ingest",
+        table,
+        "--input",
+        str(tmp_path / "stream" / "batch-0001.jsonl"),
+        "--record-key",
+        "region",
+        "--ordering-field",
+        "ts",
+    )
+    assert bad_key.returncode == 2 and "keyed by event_id" in bad_key.stderr.strip().splitlines()[-1]
+    assert run("generate", str(tmp_path / "x"), "--mean-lateness", "soon").stderr.strip() == (
+        "hudi-meta: error: not a duration: 'soon' (use e.g. 500ms, 90s, 30m, 2h, 1d)"
+    )
