@@ -157,7 +157,8 @@ def test_generate_then_ingest_and_read(tmp_path: Path) -> None:
     assert created.stdout.startswith("committed deltacommit")
     assert "Traceback" not in created.stderr
     records = [json.loads(line) for line in run("read", table).stdout.splitlines()]
-    written = {json.loads(line)["event_id"] for line in (tmp_path / "stream" / "batch-0000.jsonl").open()}
+    lines = (tmp_path / "stream" / "batch-0000.jsonl").read_text().splitlines()
+    written = {json.loads(line)["event_id"] for line in lines}
     assert {r["event_id"] for r in records} == written and len(records) == len(written)
     bad_key = run(
         "ingest",
