@@ -65,7 +65,12 @@ def open_or_create(opts: IngestOptions) -> HudiTable:
 
 
 def ingest(opts: IngestOptions, spark: SparkSession | None = None) -> Instant:
-    if not table_exists(opts.table) and not opts.create:
+    """Check what can be checked before Spark starts, then read the input and write it."""
+    if table_exists(opts.table):
+        keys = HudiTable.open(opts.table).config.record_key_fields
+        if keys != (opts.record_key,):
+            raise HudiMetaError(f"table {opts.table} is keyed by {','.join(keys)}, not {opts.record_key}")
+    elif not opts.create:
         raise HudiMetaError(f"no table at {opts.table}: pass --create to create it")
     if not os.path.exists(opts.input):
         raise HudiMetaError(f"no such input: {opts.input}")
@@ -75,9 +80,5 @@ def ingest(opts: IngestOptions, spark: SparkSession | None = None) -> Instant:
         if column and column not in df.columns and not (opts.operation == "delete" and column != opts.record_key):
             raise HudiMetaError(f"input {opts.input} has no column {column!r} (columns: {', '.join(df.columns)})")
     table = open_or_create(opts)
-    if table.config.record_key_fields != (opts.record_key,):
-        raise HudiMetaError(
-            f"table {opts.table} is keyed by {','.join(table.config.record_key_fields)}, not {opts.record_key}"
-        )
     instant: Instant = writer.write(df, table, opts.operation, opts.block_format)
     return instant
