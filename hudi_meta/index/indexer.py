@@ -428,34 +428,42 @@ class Indexer:
                 conn.execute(delete(lf).where(lf.c.id.in_(ids)))
             self.stats.log_files_removed += len(gone)
             offsets = {
-                (r.partition_path, r.name): (r.id, r.indexed_offset)
+                (r.partition_path, r.name): (r.id, r.indexed_offset, r.size)
                 for r in conn.execute(
-                    select(lf.c.id, lf.c.partition_path, lf.c.name, lf.c.indexed_offset).where(
+                    select(lf.c.id, lf.c.partition_path, lf.c.name, lf.c.indexed_offset, lf.c.size).where(
                         lf.c.table_id == table_id
                     )
                 )
             }
+        # A file is scanned when it grew since the last scan (bytes past the indexed offset that did not change
+        # size, e.g. the torn tail of a killed writer, are not reread on every run).
         to_scan = [
             (offsets[key][0], offsets[key][1], log)
             for key, (log, _) in sorted(on_disk.items())
-            if log.size > offsets[key][1]
+            if log.size > offsets[key][1] and log.size != offsets[key][2]
         ]
         for batch in chunks(to_scan, self.batch_files):
             self._scan_batch(table_id, batch)
 
     def _scan_batch(self, table_id: int, batch: Sequence[tuple[int, int, Any]]) -> None:
         lf = table_of(LogFileRecord)
-        rows: list[dict[str, Any]] = []
+        found: list[tuple[int, Any, LogBlock]] = []
         advanced: list[tuple[int, int, int, int]] = []  # (file id, old offset, new offset, size)
         for file_id, start, log in batch:
             path = posixpath.join(self.table.base_path, log.path)
             blocks = read_blocks(self.table.storage, path, start)
             if blocks and blocks[-1].is_corrupt:
-                blocks = blocks[:-1]  # a torn tail may be a write in progress: rescan it next time
+                blocks = blocks[:-1]  # a torn tail may be a write in progress: rescan it when the file grows
             end = blocks[-1].offset + blocks[-1].length if blocks else start
-            rows.extend(_block_row(table_id, file_id, b) for b in blocks)
+            found.extend((file_id, log, b) for b in blocks)
             advanced.append((file_id, start, end, log.size))
             self.stats.log_files_scanned += 1
+        # Write-stat event times are known now for blocks of completed deltacommits: store them with the block.
+        stat_times = self._write_stat_times({b.instant_time for _, _, b in found if b.is_data and b.instant_time})
+        rows = [
+            _block_row(table_id, file_id, b, stat_times.get((b.instant_time or "", log.partition, log.name)))
+            for file_id, log, b in found
+        ]
         with self.engine.begin() as conn:
             for file_id, old, new, size in advanced:
                 # optimistic: another indexer that already advanced this file wins, ours is a no-op
@@ -466,6 +474,7 @@ class Indexer:
                 )
             insert_ignore(conn, table_of(LogBlockRecord), rows)
         self.stats.blocks_added += len(rows)
+        self.stats.blocks_event_time_resolved += sum(1 for r in rows if r["min_event_time_source"] == ets.WRITE_STAT)
 
     # ---- status and event time ----------------------------------------------------------------------
 
@@ -670,8 +679,12 @@ class Indexer:
             ).scalar_one()
 
 
-def _block_row(table_id: int, file_id: int, block: LogBlock) -> dict[str, Any]:
-    header_time = block.min_event_time
+def _block_row(
+    table_id: int, file_id: int, block: LogBlock, stat_times: tuple[int | None, int | None] | None = None
+) -> dict[str, Any]:
+    lo, hi, source = block.min_event_time, None, ets.HEADER if block.min_event_time is not None else None
+    if source is None and block.is_data and stat_times is not None and stat_times[0] is not None:
+        lo, hi, source = stat_times[0], stat_times[1], ets.WRITE_STAT
     return {
         "table_id": table_id,
         "log_file_id": file_id,
@@ -681,8 +694,8 @@ def _block_row(table_id: int, file_id: int, block: LogBlock) -> dict[str, Any]:
         "instant": block.instant_time,
         "target_instant": block.target_instant_time,
         "record_count": block.record_count,
-        "min_event_time": header_time,
-        "max_event_time": None,
-        "min_event_time_source": ets.HEADER if header_time is not None else None,
+        "min_event_time": lo,
+        "max_event_time": hi,
+        "min_event_time_source": source,
         "status": CORRUPT if block.is_corrupt else UNCOMMITTED,
     }

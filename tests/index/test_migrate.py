@@ -85,9 +85,13 @@ def test_pyproject_lists_every_package() -> None:
         for path in package_root.rglob("*")
         if path.is_dir() and path.name != "__pycache__" and any(path.iterdir())
     }
-    folders |= {"hudi_meta.migrations", "hudi_meta.migrations.versions"}
+    folders |= {"hudi_meta.migrations", "hudi_meta.migrations.versions", "hudi_meta.spark"}
     assert not folders - listed, f"add these to [tool.setuptools] packages in pyproject.toml: {folders - listed}"
-    assert setuptools_cfg["package-dir"] == {"hudi_meta": "hudi_meta", "hudi_meta.migrations": "migrations"}
+    assert setuptools_cfg["package-dir"] == {
+        "hudi_meta": "hudi_meta",
+        "hudi_meta.migrations": "migrations",
+        "hudi_meta.spark": "spark",
+    }
 
 
 def test_round_trip(fresh_url: str) -> None:
