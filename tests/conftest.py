@@ -1,9 +1,12 @@
 """Shared test fixtures: the Hudi fixture tables (Java-written), unzipped once per session."""
 
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hudi_meta.spark.session import spark_session
+from pyspark.sql import SparkSession
 
 FIXTURES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-tables"
 
@@ -41,3 +44,12 @@ def fixture_table(fixture_tables_dir: Path):  # type: ignore[no-untyped-def]
         return fixture_tables_dir / archive.relative_to(FIXTURES_DIR).with_suffix("") / archive.stem
 
     return base_path
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    """One SparkSession (local[2]) for the whole test run."""
+    local_dir = tmp_path_factory.mktemp("spark-local")
+    session = spark_session("local[2]", "hudi-meta-tests", spark__local__dir=str(local_dir))
+    yield session
+    session.stop()

@@ -89,6 +89,22 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
     generate.add_argument("--seed", type=int, default=0)
 
+    compaction = sub.add_parser("compaction", help="schedule or run compactions")
+    csub = compaction.add_subparsers(dest="compaction_command", required=True, parser_class=_Parser)
+    schedule = csub.add_parser("schedule", help="plan a compaction from the index")
+    schedule.add_argument("table", help="table base path")
+    schedule.add_argument("--threshold", help="event time T (ISO-8601 or epoch ms)")
+    schedule.add_argument("--data-latency", help="T = now - D, e.g. 30m, 2h")
+    schedule.add_argument("--mode", choices=("symlink", "copy"), default="symlink")
+    schedule.add_argument("--exact", action="store_true", help="records after T stay out of the base file")
+    schedule.add_argument("--strategy", choices=("event-time", "log-file-size", "unbounded"), default="event-time")
+    schedule.add_argument("--json", action="store_true")
+    crun = csub.add_parser("run", help="execute a pending compaction (default: the oldest)")
+    crun.add_argument("table", help="table base path")
+    crun.add_argument("--instant", help="the compaction instant to run")
+    crun.add_argument("--spark-master", default="local[2]")
+    crun.add_argument("--engine", choices=("spark", "local"), default="spark", help="local: in this process")
+
     sub.add_parser("quickstart", help="demo: a table, indexing, an event-time compaction, sync and the UI")
     return parser
 
@@ -151,6 +167,8 @@ def _run(args: argparse.Namespace) -> int:
         return _show(args)
     if args.command == "ingest":
         return _ingest(args)
+    if args.command == "compaction":
+        return _compaction(args)
     if args.command == "generate":
         return _generate(args)
     table = HudiTable.open(args.table)
@@ -187,6 +205,55 @@ def _ingest(args: argparse.Namespace) -> int:
     )
     instant = ingest(opts)
     print(f"committed {instant.action} {instant.requested_time} to {args.table}")
+    return 0
+
+
+def _compaction(args: argparse.Namespace) -> int:
+    from hudi_meta.compaction.run import run_compaction
+    from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+    from hudi_meta.index.indexer import Indexer
+    from hudi_meta.times import format_time_ms, parse_duration_ms, parse_time_ms
+
+    table = HudiTable.open(args.table)
+    engine = _engine(args)
+    if args.compaction_command == "schedule":
+        if args.strategy == "event-time" and not (args.threshold or args.data_latency):
+            raise HudiMetaError("an event-time compaction needs --threshold T or --data-latency D")
+        request = ScheduleRequest(
+            threshold_ms=parse_time_ms(args.threshold) if args.threshold else None,
+            data_latency_ms=parse_duration_ms(args.data_latency) if args.data_latency else None,
+            mode=args.mode,
+            exact=args.exact,
+            strategy=args.strategy,
+        )
+        result = schedule_compaction(engine, table, request)
+        row = {
+            "instant": result.instant,
+            "reason": result.reason,
+            "threshold": format_time_ms(result.threshold_ms) if result.threshold_ms is not None else None,
+            "threshold_ms": result.threshold_ms,
+            "operations": len(result.plan.operations) if result.plan else 0,
+            "links": sum(len(op.symlink_operations) for op in result.plan.operations) if result.plan else 0,
+        }
+        if args.json:
+            write_json([row])
+        elif result.instant:
+            print(
+                f"scheduled compaction {result.instant}: {row['operations']} operations, {row['links']} links, "
+                f"threshold {row['threshold']}"
+            )
+        else:
+            print(f"nothing scheduled: {result.reason}")
+        return 0
+    if args.engine == "local":
+        instant = run_compaction(table, args.instant)
+    else:
+        from hudi_meta.spark.compaction import run
+        from hudi_meta.spark.session import spark_session
+
+        instant = run(spark_session(args.spark_master), table, args.instant)
+    Indexer(engine, HudiTable.open(args.table)).run()
+    print(f"completed compaction {instant.requested_time}")
     return 0
 
 

@@ -20,9 +20,10 @@ from sqlalchemy import Connection, Engine, bindparam, delete, func, select, upda
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import BlockDecodeError
+from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY, THRESHOLD_KEY, THRESHOLD_PARAM
 from hudi_meta.format.log_block import LogBlock
 from hudi_meta.format.log_reader import read_blocks
-from hudi_meta.format.table_service_metadata import RollbackMetadata
+from hudi_meta.format.table_service_metadata import CompactionPlan, RollbackMetadata
 from hudi_meta.index import event_time_source as ets
 from hudi_meta.index.models import (
     CompactionOperationRecord,
@@ -41,8 +42,6 @@ from hudi_meta.index.sql import chunks, insert_ignore, table_lock
 from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.table import HudiTable
 
-SYMLINK_OPERATIONS_KEY = "hoodie.compaction.symlink.operations"
-THRESHOLD_KEY = "hoodie.compaction.event.time.threshold"
 DATA_TYPES = ("avro_data", "parquet_data", "cdc_data", "delete")
 
 COMMITTED = "committed"
@@ -99,11 +98,64 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
         return int(table_id)
 
 
+def event_time_field_of(engine: Engine, table_id: int) -> str | None:
+    t = table_of(TableRecord)
+    with engine.connect() as conn:
+        found = conn.execute(select(t.c.event_time_field).where(t.c.id == table_id)).scalar_one_or_none()
+    return str(found) if found else None
+
+
 def table_id_of(engine: Engine, base_path: str) -> int | None:
     t = table_of(TableRecord)
     with engine.connect() as conn:
         found = conn.execute(select(t.c.id).where(t.c.base_path == base_path)).scalar_one_or_none()
     return int(found) if found is not None else None
+
+
+def record_plan(conn: Connection, table_id: int, instant: str, plan: CompactionPlan, state: str) -> None:
+    """Store a compaction plan with its operations and planned links (idempotent)."""
+    p = table_of(CompactionPlanRecord)
+    params = plan.strategy.strategy_params if plan.strategy else {}
+    threshold = params.get(THRESHOLD_PARAM) or params.get(THRESHOLD_KEY)
+    row = {
+        "table_id": table_id,
+        "instant": instant,
+        "state": state,
+        "strategy": plan.strategy.compactor_class_name if plan.strategy else None,
+        "threshold": int(threshold) if threshold and str(threshold).lstrip("-").isdigit() else None,
+        "mode": params.get("mode"),
+        "exact": params.get("exact", "false") == "true",
+        "created_at": dt.datetime.now(dt.UTC),
+    }
+    insert_ignore(conn, p, [row])
+    plan_id = conn.execute(select(p.c.id).where(p.c.table_id == table_id, p.c.instant == instant)).scalar_one()
+    ops = [
+        {
+            "plan_id": plan_id,
+            "partition_path": op.partition_path or "",
+            "file_id": op.file_id,
+            "base_instant": op.base_instant_time,
+            "base_file": op.data_file_path,
+            "files_to_compact": json.dumps(list(op.delta_file_paths)),
+            "metrics": json.dumps(op.metrics),
+        }
+        for op in plan.operations
+    ]
+    insert_ignore(conn, table_of(CompactionOperationRecord), ops)
+    links = [
+        {
+            "table_id": table_id,
+            "partition_path": op.partition_path or "",
+            "link_name": s.symlink,
+            "target_name": s.target,
+            "via_name": None,
+            "compaction_instant": instant,
+            "state": "planned",
+        }
+        for op in plan.operations
+        for s in op.symlink_operations
+    ]
+    insert_ignore(conn, table_of(LinkRecord), links)
 
 
 def commit_summary(table: HudiTable, instant: Instant) -> dict[str, Any]:
@@ -136,10 +188,11 @@ class Indexer:
         self.table = table
         self.batch_files = batch_files
         self.stats = IndexRunStats()
+        self.table_id: int | None = None
 
     def run(self, event_time_field: str | None = None) -> IndexRunStats:
         with table_lock(self.engine, self.table.base_path):
-            table_id = register_table(self.engine, self.table, event_time_field)
+            table_id = self.table_id = register_table(self.engine, self.table, event_time_field)
             self._sync_timeline(table_id)
             self._sync_files(table_id)
             self._resolve_status(table_id)
@@ -213,54 +266,7 @@ class Indexer:
                 plan = self.table.compaction_plan(instant_time)
             except (HudiMetaError, OSError):
                 continue  # the requested file is gone (rolled back) or unreadable
-            params = plan.strategy.strategy_params if plan.strategy else {}
-            threshold = params.get("threshold") or params.get(THRESHOLD_KEY)
-            insert_ignore(
-                conn,
-                p,
-                [
-                    {
-                        "table_id": table_id,
-                        "instant": instant_time,
-                        "state": state,
-                        "strategy": plan.strategy.compactor_class_name if plan.strategy else None,
-                        "threshold": int(threshold) if threshold and str(threshold).isdigit() else None,
-                        "mode": params.get("mode"),
-                        "exact": params.get("exact", "false") == "true",
-                        "created_at": dt.datetime.now(dt.UTC),
-                    }
-                ],
-            )
-            plan_id = conn.execute(
-                select(p.c.id).where(p.c.table_id == table_id, p.c.instant == instant_time)
-            ).scalar_one()
-            ops = [
-                {
-                    "plan_id": plan_id,
-                    "partition_path": op.partition_path or "",
-                    "file_id": op.file_id,
-                    "base_instant": op.base_instant_time,
-                    "base_file": op.data_file_path,
-                    "files_to_compact": json.dumps(list(op.delta_file_paths)),
-                    "metrics": json.dumps(op.metrics),
-                }
-                for op in plan.operations
-            ]
-            insert_ignore(conn, table_of(CompactionOperationRecord), ops)
-            links = [
-                {
-                    "table_id": table_id,
-                    "partition_path": op.partition_path or "",
-                    "link_name": s.symlink,
-                    "target_name": s.target,
-                    "via_name": None,
-                    "compaction_instant": instant_time,
-                    "state": "planned",
-                }
-                for op in plan.operations
-                for s in op.symlink_operations
-            ]
-            insert_ignore(conn, table_of(LinkRecord), links)
+            record_plan(conn, table_id, instant_time, plan, state)
             self.stats.plans_added += 1
 
     def _sync_table_services(self, conn: Connection, table_id: int) -> None:

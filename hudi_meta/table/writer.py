@@ -23,6 +23,7 @@ from hudi_meta.format.avro_arrow import arrow_to_avro_record
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
+from hudi_meta.format.links import EXACT_KEY, exact_log_name
 from hudi_meta.format.log_writer import (
     EncodedBlock,
     append_blocks,
@@ -65,6 +66,7 @@ def create_table(
     database: str = "default",
     hive_style_partitioning: bool = True,
     buckets: int | None = None,
+    extra_props: dict[str, str] | None = None,
 ) -> HudiTable:
     """Create an empty table version 6 (timeline layout 1) at `uri`."""
     if table_type not in (MOR, COW):
@@ -103,6 +105,7 @@ def create_table(
         props[bucket_index.HASH_FIELD] = ",".join(record_key_fields)
     if min_event_time_header:
         props[MIN_EVENT_TIME_HEADER] = "true"
+    props.update(extra_props or {})
     meta = posixpath.join(base_path, META_DIR)
     storage.makedirs(posixpath.join(meta, ".aux"))
     storage.makedirs(posixpath.join(meta, ".temp"))
@@ -350,9 +353,14 @@ def _table_schema(table: HudiTable, stat: WriteStat) -> pa.Schema:
 
 
 def planned_links(table: HudiTable) -> dict[tuple[str, str], frozenset[str]]:
-    """Link names planned by pending compactions, per file group."""
+    """Log file names reserved by pending compactions (links, exact log), per file group."""
     out: dict[tuple[str, str], frozenset[str]] = {}
     for instant in table.timeline.pending_compactions():
-        for op in table.compaction_plan(instant.requested_time).operations:
-            out[(op.partition_path or "", op.file_id)] = frozenset(s.symlink for s in op.symlink_operations)
+        plan = table.compaction_plan(instant.requested_time)
+        exact = plan.strategy is not None and plan.strategy.strategy_params.get(EXACT_KEY) == "true"
+        for op in plan.operations:
+            names = {s.symlink for s in op.symlink_operations}
+            if exact:  # the exact log file is reserved too
+                names.add(exact_log_name(op.file_id, instant.requested_time))
+            out[(op.partition_path or "", op.file_id)] = frozenset(names)
     return out

@@ -1,0 +1,58 @@
+"""The plain records planning works on, built from the index by `hudi_meta.index.snapshot`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LogFileInfo:
+    """One log file of a slice. `min_event_time` is over its committed data and delete blocks (None: no
+    such block); `target` is the physical file when this log file is a link."""
+
+    name: str
+    version: int
+    size: int
+    min_event_time: int | None
+    target: str | None = None
+    committed: bool = True  # every block committed before the compaction instant
+
+    @property
+    def physical(self) -> str:
+        return self.target or self.name
+
+
+@dataclass(frozen=True)
+class SliceInfo:
+    """The newest slice of a file group, its log files in log order."""
+
+    partition: str
+    file_id: str
+    base_instant: str
+    base_file: str | None
+    log_files: tuple[LogFileInfo, ...]
+
+
+@dataclass(frozen=True)
+class PlannedOperation:
+    """What compacting one slice means: merge `to_compact` into a new base file, link `to_keep`."""
+
+    slice: SliceInfo
+    to_compact: tuple[LogFileInfo, ...]
+    to_keep: tuple[LogFileInfo, ...]
+
+    @property
+    def log_size_compacted(self) -> int:
+        return sum(f.size for f in self.to_compact)
+
+    def metrics(self) -> dict[str, float]:
+        """Hudi's strategy metrics (MB figures as Hudi's captureMetrics computes them)."""
+        base_mb = 0.0
+        log_mb = self.log_size_compacted / (1024 * 1024)
+        return {
+            "TOTAL_LOG_FILES": float(len(self.to_compact)),
+            "TOTAL_LOG_FILES_SIZE": float(self.log_size_compacted),
+            "TOTAL_IO_READ_MB": base_mb + log_mb,
+            "TOTAL_IO_WRITE_MB": base_mb + log_mb,
+            "TOTAL_IO_MB": 2 * (base_mb + log_mb),
+        }

@@ -1,0 +1,50 @@
+"""Turn planned operations into a Hudi compaction plan with link operations (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hudi_meta.format.links import EXACT_KEY, EXACT_LOG_VERSION, MODE_KEY, link_name
+from hudi_meta.format.table_service_metadata import (
+    CompactionOperation,
+    CompactionPlan,
+    CompactionStrategyInfo,
+    SymlinkOperation,
+)
+from hudi_meta.planning.model import PlannedOperation
+from hudi_meta.planning.strategies import CompactionStrategy
+
+
+def link_operations(op: PlannedOperation, instant: str, exact: bool) -> tuple[SymlinkOperation, ...]:
+    """`.F_B.log.v_tok` kept from slice B becomes `.F_C.log.i_tok` in slice C (i = 1, 2, ... in order;
+    from 2 in exact mode); a link always points at the physical file, never at another link."""
+    first = EXACT_LOG_VERSION + 1 if exact else 1
+    links = []
+    for i, kept in enumerate(op.to_keep, start=first):
+        links.append(SymlinkOperation(link_name(kept.name, instant, i), kept.physical))
+    return tuple(links)
+
+
+def build_plan(
+    operations: Sequence[PlannedOperation],
+    strategy: CompactionStrategy,
+    instant: str,
+    mode: str = "symlink",
+    exact: bool = False,
+) -> CompactionPlan:
+    params = {**strategy.params(), MODE_KEY: mode, EXACT_KEY: str(exact).lower()}
+    return CompactionPlan(
+        operations=tuple(
+            CompactionOperation(
+                base_instant_time=op.slice.base_instant,
+                file_id=op.slice.file_id,
+                partition_path=op.slice.partition,
+                data_file_path=op.slice.base_file,
+                delta_file_paths=tuple(f.name for f in op.to_compact),
+                metrics=op.metrics(),
+                symlink_operations=link_operations(op, instant, exact),
+            )
+            for op in operations
+        ),
+        strategy=CompactionStrategyInfo(compactor_class_name=strategy.name, strategy_params=params),
+    )

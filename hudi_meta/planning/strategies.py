@@ -1,0 +1,91 @@
+"""Compaction strategies (as the RFC proposes them): which log files of a slice to merge, and which
+operations to keep. `EventTimeBasedCompactionStrategy` merges the prefix of log files older than T."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hudi_meta.format.links import THRESHOLD_PARAM
+from hudi_meta.planning.model import LogFileInfo, PlannedOperation, SliceInfo
+
+EVENT_TIME_STRATEGY = "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy"
+LOG_FILE_SIZE_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
+UNBOUNDED_STRATEGY = "org.apache.hudi.table.action.compact.strategy.UnBoundedCompactionStrategy"
+
+
+def committed_prefix(slice: SliceInfo) -> int:
+    """How many leading log files may be merged: up to the first one with a write not yet committed."""
+    return next((i for i, f in enumerate(slice.log_files) if not f.committed), len(slice.log_files))
+
+
+class CompactionStrategy:
+    """Whole-slice compaction: every log file is merged, every operation kept (UnBounded)."""
+
+    name = UNBOUNDED_STRATEGY
+
+    def filter_log_files(self, slice: SliceInfo) -> tuple[tuple[LogFileInfo, ...], tuple[LogFileInfo, ...]]:
+        """(log files to compact, log files to keep), both in log order: the committed prefix is merged."""
+        k = committed_prefix(slice)
+        return slice.log_files[:k], slice.log_files[k:]
+
+    def order_and_filter(self, operations: Sequence[PlannedOperation]) -> list[PlannedOperation]:
+        return [op for op in operations if op.to_compact]
+
+    def params(self) -> dict[str, str]:
+        return {}
+
+
+UnBoundedCompactionStrategy = CompactionStrategy
+
+
+@dataclass
+class LogFileSizeBasedCompactionStrategy(CompactionStrategy):
+    """Hudi's default: slices whose log files total at least `threshold_bytes`, largest first, up to
+    `target_io_mb` of IO."""
+
+    threshold_bytes: int = 0
+    target_io_mb: float = 512_000.0
+    name = LOG_FILE_SIZE_STRATEGY
+
+    def order_and_filter(self, operations: Sequence[PlannedOperation]) -> list[PlannedOperation]:
+        chosen = [op for op in operations if op.to_compact and op.log_size_compacted >= self.threshold_bytes]
+        chosen.sort(key=lambda op: op.log_size_compacted, reverse=True)
+        kept, io = [], 0.0
+        for op in chosen:
+            if io >= self.target_io_mb:
+                break
+            kept.append(op)
+            io += op.metrics()["TOTAL_IO_MB"]
+        return kept
+
+    def params(self) -> dict[str, str]:
+        return {"hoodie.compaction.logfile.size.threshold": str(self.threshold_bytes)}
+
+
+@dataclass
+class EventTimeBasedCompactionStrategy(CompactionStrategy):
+    """Per slice with log files L1..Ln: k = the largest index with min(Lk) <= T; compact L1..Lk, keep the
+    rest (a prefix, so merge order is kept). Slices with k = 0 are left alone."""
+
+    threshold_ms: int = 0
+    name = EVENT_TIME_STRATEGY
+
+    def filter_log_files(self, slice: SliceInfo) -> tuple[tuple[LogFileInfo, ...], tuple[LogFileInfo, ...]]:
+        k = 0
+        for i, log in enumerate(slice.log_files[: committed_prefix(slice)], start=1):
+            if log.min_event_time is not None and log.min_event_time <= self.threshold_ms:
+                k = i
+        return slice.log_files[:k], slice.log_files[k:]
+
+    def params(self) -> dict[str, str]:
+        return {THRESHOLD_PARAM: str(self.threshold_ms)}
+
+
+def plan_operations(slices: Sequence[SliceInfo], strategy: CompactionStrategy) -> list[PlannedOperation]:
+    """Apply a strategy to the candidate slices."""
+    operations = []
+    for s in slices:
+        to_compact, to_keep = strategy.filter_log_files(s)
+        operations.append(PlannedOperation(s, tuple(to_compact), tuple(to_keep)))
+    return strategy.order_and_filter(operations)

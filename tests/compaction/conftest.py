@@ -1,0 +1,5 @@
+"""Compaction fixtures: stores on both databases (from tests/index) and written event tables."""
+
+from __future__ import annotations
+
+from tests.index.conftest import _pg_upgraded_template, db_url  # noqa: F401  (fixtures)
