@@ -56,15 +56,15 @@ class ScheduleResult:
 def check_compactable(table: HudiTable) -> None:
     """Refuse tables we cannot compact, with the setting to change."""
     cfg = table.config
-    if not cfg.is_mor or cfg.version != 6:
-        raise UnsupportedTableError(
-            f"{table.base_path}: compaction needs a MERGE_ON_READ table version 6 "
-            f"(this is {cfg.table_type} version {cfg.version})"
-        )
     if cfg.metadata_partitions:
         raise UnsupportedTableError(
             f"{table.base_path} has the Hudi metadata table enabled (hoodie.table.metadata.partitions="
             f"{','.join(cfg.metadata_partitions)}); disable it (hoodie.metadata.enable=false) to compact with hudi-meta"
+        )
+    if not cfg.is_mor or cfg.version != 6:
+        raise UnsupportedTableError(
+            f"{table.base_path}: compaction needs a MERGE_ON_READ table version 6 "
+            f"(this is {cfg.table_type} version {cfg.version})"
         )
 
 
