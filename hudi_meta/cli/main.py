@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     crun.add_argument("--spark-master", default="local[2]")
     crun.add_argument("--engine", choices=("spark", "local"), default="spark", help="local: in this process")
 
-    sub.add_parser("quickstart", help="demo: a table, indexing, an event-time compaction, sync and the UI")
+    quick = sub.add_parser("quickstart", help="demo: a table with late data, indexing, an event-time compaction")
+    quick.add_argument("--workdir", default="hudi-meta-quickstart", help="folder for the demo table and store")
     return parser
 
 
@@ -139,7 +140,11 @@ def _show(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "quickstart":
-        print("hudi-meta quickstart: not yet (it arrives with event-time compaction)")
+        from pathlib import Path
+
+        from hudi_meta.quickstart import run_quickstart
+
+        run_quickstart(Path(args.workdir).resolve())
         return 0
     if args.command == "init-db":
         from hudi_meta.index.migrate import upgrade

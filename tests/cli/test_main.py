@@ -174,3 +174,12 @@ def test_generate_then_ingest_and_read(tmp_path: Path) -> None:
     assert run("generate", str(tmp_path / "x"), "--mean-lateness", "soon").stderr.strip() == (
         "hudi-meta: error: not a duration: 'soon' (use e.g. 500ms, 90s, 30m, 2h, 1d)"
     )
+
+
+def test_quickstart(tmp_path: Path) -> None:
+    out = run("quickstart", "--workdir", str(tmp_path / "qs"))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("1. demo table") and any(line.startswith("3. event-time compaction") for line in lines)
+    assert any(line.endswith("- all of them") for line in lines)
+    assert (tmp_path / "qs" / "events" / ".hoodie" / "hoodie.properties").exists()
