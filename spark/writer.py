@@ -54,16 +54,20 @@ class _Plan:
     def route(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Add the partition path and bucket of each row."""
         config = self.ctx.config
+        fields = config.partition_fields
+        hash_fields = config.bucket_hash_fields
+        paths: dict[tuple[object, ...], str] = {}
         for batch in batches:
             table = pa.Table.from_batches([batch])
             keys = self.ctx.record_keys(table)
-            fields = config.partition_fields
             columns = [table.column(f).to_pylist() for f in fields]
-            partitions = (
-                [config.partition_path(vals) for vals in zip(*columns, strict=True)] if fields else [""] * len(keys)
-            )
-            hash_fields = config.record_key_fields
-            buckets = [bucket_index.bucket_id(k, self.num_buckets, hash_fields) for k in keys]
+            partitions = [""] * len(keys)
+            if fields:
+                partitions = [
+                    paths.get(vals) or paths.setdefault(vals, config.partition_path(vals))
+                    for vals in zip(*columns, strict=True)
+                ]
+            buckets = bucket_index.bucket_ids(keys, self.num_buckets, hash_fields)
             yield from (
                 table.append_column(PARTITION_COL, pa.array(partitions, pa.string()))
                 .append_column(BUCKET_COL, pa.array(buckets, pa.int32()))
@@ -117,6 +121,8 @@ def _conform(data: pa.Table, schema: pa.Schema | None) -> pa.Table:
 def _latest_per_key(data: pa.Table, ctx: WriteContext) -> pa.Table:
     """Pre-combine an upsert batch: per key, the row with the largest ordering value (ties: the last)."""
     keys = ctx.record_keys(data)
+    if len(set(keys)) == len(keys):
+        return data  # no key twice in the batch: nothing to combine
     ordering = ctx.config.merge_spec().ordering_field
     values = data.column(ordering).to_pylist() if ordering and ordering in data.column_names else [None] * len(keys)
     best: dict[str, int] = {}
@@ -167,13 +173,9 @@ def write(df: DataFrame, table: HudiTable, operation: str = "upsert", block_form
         [*df.schema.fields, StructField(PARTITION_COL, StringType()), StructField(BUCKET_COL, IntegerType())]
     )
     routed = df.mapInArrow(plan.route, routed_schema)
-    tasks = max(
-        1,
-        min(
-            num_buckets * max(1, len(table.config.partition_fields) * 4),
-            df.sparkSession.sparkContext.defaultParallelism * 2,
-        ),
-    )
+    # One task per (partition, bucket) file group as far as we know them, so Spark can even out the load.
+    known_partitions = {part for part, _ in targets} or {""}
+    tasks = max(1, min(num_buckets * len(known_partitions), 256))
     client.begin()
     rows = routed.repartition(tasks, PARTITION_COL, BUCKET_COL).mapInArrow(plan.write, "stat string").collect()
     client.stats = [WriteStat.from_dict(json.loads(r.stat)) for r in rows]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import uuid
 
+import numpy as np
+
 INDEX_TYPE = "hoodie.index.type"
 NUM_BUCKETS = "hoodie.bucket.index.num.buckets"
 HASH_FIELD = "hoodie.bucket.index.hash.field"
@@ -53,3 +55,22 @@ def bucket_of_file_id(file_id: str) -> int | None:
 def new_bucket_file_id(bucket: int) -> str:
     """A new file id for `bucket`: a random UUID whose first 8 characters are the bucket number."""
     return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
+
+
+def bucket_ids(record_keys: list[str], num_buckets: int, hash_fields: tuple[str, ...]) -> list[int]:
+    """`bucket_id` for many keys; simple ASCII keys are hashed vectorised (same values), others one by one."""
+    simple = all(k and k.isascii() and ":" not in k for k in record_keys)
+    if not simple or not record_keys:
+        return [bucket_id(k, num_buckets, hash_fields) for k in record_keys]
+    data = np.frombuffer("".join(record_keys).encode("ascii"), dtype=np.uint8).astype(np.uint32)
+    lengths = np.fromiter((len(k) for k in record_keys), dtype=np.int64, count=len(record_keys))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    ends = starts + lengths
+    position = np.arange(len(data), dtype=np.int64)
+    exponent = np.repeat(ends, lengths) - 1 - position
+    # 31^j modulo 2^32: uint32 array arithmetic wraps like Java's int arithmetic
+    powers = np.ones(int(lengths.max()), dtype=np.uint32)
+    powers[1:] = np.cumprod(np.full(len(powers) - 1, 31, dtype=np.uint32), dtype=np.uint32)
+    string_hash = np.add.reduceat(data * powers[exponent], starts, dtype=np.uint32)
+    list_hash = np.uint32(31) + string_hash  # List.hashCode of one element: 31 * 1 + hash
+    return ((list_hash & np.uint32(0x7FFFFFFF)) % np.uint32(num_buckets)).astype(np.int64).tolist()  # type: ignore[no-any-return]

@@ -101,6 +101,11 @@ class TableConfig:
         value = self.props.get("hoodie.bucket.index.num.buckets")
         return int(value) if value else None
 
+    @property
+    def bucket_hash_fields(self) -> tuple[str, ...]:
+        """Fields the BUCKET index hashes (`hoodie.bucket.index.hash.field`; default: the record key fields)."""
+        return _split(self.props.get("hoodie.bucket.index.hash.field")) or self.record_key_fields
+
     def partition_path(self, values: Sequence[object]) -> str:
         """The partition path of a record with these partition field values (as the key generators build it)."""
         parts = []
