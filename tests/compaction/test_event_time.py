@@ -4,6 +4,9 @@ readers and hudi-rs, links, exact mode, writers during a pending compaction."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -12,6 +15,7 @@ from hudi_meta.spark import compaction
 from pyspark.sql import SparkSession
 from sqlalchemy import Engine
 
+from hudi_meta.compaction.run import CRASH_AT_ENV
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer, table_id_of
@@ -101,7 +105,7 @@ def test_writers_during_a_pending_compaction_lose_nothing(spark: SparkSession, e
     assert result.instant is not None
     extra = [
         b.upserts.set_column(0, "event_id", pc.utf8_replace_slice(b.upserts.column("event_id"), 0, 1, "x"))
-        for b in generate(StreamSpec(batches=2, rows_per_batch=80, start_ms=watermarks[-1], seed=99))
+        for b in generate(StreamSpec(batches=3, rows_per_batch=80, start_ms=watermarks[-1], seed=99))
     ]  # new keys (x...) next to the table's (e...)
     append(spark, path, model, extra[0])  # lands in the compaction's slice, after the planned links
     table = HudiTable.open(path)
@@ -115,8 +119,30 @@ def test_writers_during_a_pending_compaction_lose_nothing(spark: SparkSession, e
         if lf.parsed.instant == result.instant
     }
     assert new_logs and not new_logs & planned
-    compaction.run(spark, HudiTable.open(path), result.instant)
+    # the compaction starts and dies after its first link (a running compaction), a writer appends, it resumes
+    crashed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hudi_meta.cli.main",
+            "--db",
+            str(engine.url),
+            "compaction",
+            "run",
+            path,
+            "--engine",
+            "local",
+        ],
+        env={**os.environ, CRASH_AT_ENV: "after-link"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
     append(spark, path, model, extra[1])
+    assert rows_of(HudiTable.open(path).read("snapshot")) == model.rows()
+    compaction.run(spark, HudiTable.open(path), result.instant)
+    append(spark, path, model, extra[2])
     table = HudiTable.open(path)
     assert rows_of(table.read("snapshot")) == model.rows()
     assert rows_of(hudi_rs(path, "snapshot")) == model.rows()
