@@ -17,9 +17,9 @@ TRIPS = next(a for a in table_zips() if table_id(a).endswith("v6_trips_8i3d"))
 LANCE = next(a for a in table_zips() if table_id(a).endswith("v9_trips_lance"))
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
+def run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "hudi_meta.cli.main", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "hudi_meta.cli.main", *args], capture_output=True, text=True, timeout=timeout
     )
 
 
