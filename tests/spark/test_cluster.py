@@ -11,8 +11,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ import pyspark
 import pytest
 
 from hudi_meta.event_stream import StreamSpec, generate, write_batches
+from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
 from tests.spark.model import Model, rows_of
@@ -149,13 +151,13 @@ class Cluster:
         self.daemons.append(daemon)
         return daemon
 
-    def _check_alive(self, what: str) -> None:
+    def check_alive(self, what: str) -> None:
         for d in self.daemons:
             if d.proc.poll() is not None:
                 raise RuntimeError(f"{d.name} exited ({d.proc.returncode}) while {what}\n{d.tail()}")
 
     def _deadline_passed(self, deadline: float, what: str) -> None:
-        self._check_alive(what)
+        self.check_alive(what)
         if time.monotonic() > deadline:
             logs = "\n".join(d.tail() for d in self.daemons)
             raise TimeoutError(f"timed out after {START_TIMEOUT_S:.0f} s {what}\n{logs}")
@@ -212,7 +214,8 @@ class Cluster:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 d.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             left = kill_group(d.proc.pid)  # the daemon if it ignored SIGTERM, executors, Python workers
-            d.proc.wait()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                d.proc.wait(timeout=5)
             d.log.close()
             if left:
                 survivors[d.name] = left
@@ -243,12 +246,14 @@ for argv in json.loads(sys.argv[1]):
 """
 
 
-def ingest_all(table: Path, batches: list[Path], master: str, env: dict[str, str]) -> None:
+def ingest_all(table: Path, batches: list[Path], master: str, env: dict[str, str], check: Callable[[], None]) -> None:
     """`hudi-meta ingest` of every batch file into `table` (upserts or deletes, created by the first) on
     `master`, in a subprocess running the CLI entry point: no second SparkContext in this process.
+    `check` runs every second meanwhile; what it raises stops the subprocess.
 
-    One driver process for all batches, not one per batch: on 2 cores a driver JVM (and on the cluster
-    its two executor JVMs) costs 10-25 s of CPU to start, and ten of them take minutes."""
+    One driver process (and Spark application) for all batches, not one per batch: a driver JVM's start
+    and first write cost about 25-35 s of CPU (on the cluster plus two executor JVMs), later writes a few
+    seconds; with a process per ingest this module took 2.5 min of CPU, 7 min on a busy 2-core machine."""
     runs = []
     for n, batch in enumerate(batches):
         argv = ["ingest", str(table), "--input", str(batch), "--spark-master", master]
@@ -257,6 +262,7 @@ def ingest_all(table: Path, batches: list[Path], master: str, env: dict[str, str
         argv += ["--operation", "delete" if batch.stem.endswith("-deletes") else "upsert"]
         runs.append(argv + (["--create", "--buckets", "2"] if n == 0 else []))
     started = time.monotonic()
+    failure: BaseException | None = None
     with subprocess.Popen(
         [sys.executable, "-c", INGEST_RUNNER, json.dumps(runs)],
         stdin=subprocess.DEVNULL,
@@ -267,15 +273,27 @@ def ingest_all(table: Path, batches: list[Path], master: str, env: dict[str, str
         start_new_session=True,
     ) as proc:
         try:
-            out, err = proc.communicate(timeout=INGEST_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            while True:
+                try:
+                    out, err = proc.communicate(timeout=1.0)  # retrying loses no output
+                    break
+                except subprocess.TimeoutExpired:
+                    check()
+                    if time.monotonic() - started > INGEST_TIMEOUT_S:
+                        raise TimeoutError(f"timed out after {INGEST_TIMEOUT_S:.0f} s") from None
+        except BaseException as e:
+            failure = e
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-            raise AssertionError(f"ingest on {master} timed out\n{out}\n{err}") from None
         finally:
             # the driver JVM outlives the Python driver by a moment (it ends the application)
             left = kill_group(proc.pid, grace_s=30.0)
-        assert not left, f"ingest on {master} left processes {left}"
+    if isinstance(failure, Exception):
+        raise AssertionError(f"ingest on {master} stopped: {failure}\n{out}\n{err}") from failure
+    if failure:
+        raise failure
+    assert not left, f"ingest on {master} left processes {left}"
     assert proc.returncode == 0, f"ingest on {master} failed ({proc.returncode})\n{out}\n{err}"
     committed = out.splitlines()
     assert len(committed) == len(batches), out
@@ -283,8 +301,19 @@ def ingest_all(table: Path, batches: list[Path], master: str, env: dict[str, str
     print(f"{len(batches)} ingests on {master}: {time.monotonic() - started:.1f} s")
 
 
-def deltacommits(table: HudiTable) -> list[str]:
-    return [i.requested_time for i in table.timeline.completed() if i.action == Action.DELTA_COMMIT]
+def layout(path: Path) -> list[tuple[str, str, str]]:
+    """Each data file as (partition, bucket, base or log.<version>): file ids and instants differ per table."""
+    files = []
+    for f in path.rglob("*"):
+        rel = f.relative_to(path)
+        if rel.parts[0] == ".hoodie" or f.name == ".hoodie_partition_metadata" or not f.is_file():
+            continue
+        if ".log." in f.name:
+            log = LogFileName.parse(f.name)
+            files.append((str(rel.parent), log.file_id[:8], f"log.{log.version}"))
+        else:
+            files.append((str(rel.parent), BaseFileName.parse(f.name).file_id[:8], "base"))
+    return sorted(files)
 
 
 @pytest.mark.slow
@@ -297,9 +326,19 @@ def test_cluster_ingest_equals_local(cluster: Cluster, tmp_path: Path) -> None:
         model.delete(f"{n}b", batch.deletes.column("event_id").to_pylist())
 
     on_cluster, on_local = tmp_path / "on_cluster", tmp_path / "on_local"
+    abort = threading.Event()
+
+    def unless_aborted() -> None:
+        if abort.is_set():
+            raise RuntimeError("the cluster run failed")
+
     with ThreadPoolExecutor(1) as pool:  # the local[2] run overlaps the cluster run
-        local_run = pool.submit(ingest_all, on_local, batches, "local[2]", cluster.env)
-        ingest_all(on_cluster, batches, cluster.url, cluster.env)
+        local_run = pool.submit(ingest_all, on_local, batches, "local[2]", cluster.env, unless_aborted)
+        try:
+            ingest_all(on_cluster, batches, cluster.url, cluster.env, lambda: cluster.check_alive("ingesting"))
+        except BaseException:
+            abort.set()
+            raise
         local_run.result()
 
     a, b = HudiTable.open(str(on_cluster)), HudiTable.open(str(on_local))
@@ -309,13 +348,13 @@ def test_cluster_ingest_equals_local(cluster: Cluster, tmp_path: Path) -> None:
     ro = rows_of(a.read("ro"))
     assert ro == rows_of(b.read("ro"))
     assert ro  # the first write into each bucket wrote a base file
-    assert len(deltacommits(a)) == len(deltacommits(b)) == len(batches)
+    actions = [i.action for i in a.timeline.completed()]
+    assert actions == [i.action for i in b.timeline.completed()] == [Action.DELTA_COMMIT] * len(batches)
+    assert layout(on_cluster) == layout(on_local)
 
     # the cluster did the work: a finished application with an executor on each worker
-    status = cluster.status()
-    print(json.dumps(status["completedapps"], indent=1))
-    apps = status["completedapps"]
-    assert [app["state"] for app in apps] == ["FINISHED"], apps
+    apps = cluster.status()["completedapps"]
+    assert [(app["name"], app["state"]) for app in apps] == [("hudi-meta", "FINISHED")], apps
     for work_dir in cluster.worker_dirs:
         app_dirs = [d.name for d in work_dir.glob("app-*")]
         assert app_dirs == [apps[0]["id"]], (work_dir, app_dirs)
