@@ -16,6 +16,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import create_table
+
 SCHEMA = pa.schema(
     [
         ("event_id", pa.string()),
@@ -99,6 +102,25 @@ def generate(spec: StreamSpec) -> Iterator[Batch]:
             ),
             watermark_ms=now,
         )
+
+
+def create_events_table(
+    path: str, buckets: int = 2, min_event_time_header: bool = False, log_max_size: int | None = None
+) -> HudiTable:
+    """A MOR table (version 6, bucket index) for this stream: key `event_id`, ordering and event time `ts`,
+    partitioned by `region`. A small `log_max_size` makes writes roll over to new log file versions."""
+    extra = {"hoodie.logfile.max.size": str(log_max_size)} if log_max_size is not None else {}
+    return create_table(
+        path,
+        "events",
+        ["event_id"],
+        "ts",
+        ["region"],
+        event_time_field="ts",
+        buckets=buckets,
+        min_event_time_header=min_event_time_header,
+        extra_props=extra,
+    )
 
 
 def write_batches(spec: StreamSpec, output: Path, fmt: str = "jsonl") -> list[Path]:

@@ -12,11 +12,10 @@ import pyarrow.compute as pc
 from hudi_meta.spark import writer
 from pyspark.sql import SparkSession
 
-from hudi_meta.event_stream import StreamSpec, generate
+from hudi_meta.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.format.block_content import decode_data_block
 from hudi_meta.format.log_reader import read_blocks, read_content
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import create_table
 from tests.spark.model import Model
 
 SPEC = StreamSpec(batches=5, rows_per_batch=120, late_share=0.3, mean_lateness_ms=180_000, delete_share=0.03, seed=21)
@@ -24,16 +23,7 @@ SPEC = StreamSpec(batches=5, rows_per_batch=120, late_share=0.3, mean_lateness_m
 
 def write_events(spark: SparkSession, path: str, spec: StreamSpec = SPEC) -> tuple[Model, list[int]]:
     """A table whose every write rolls over to a new log file version (hoodie.logfile.max.size=1)."""
-    create_table(
-        path,
-        "events",
-        ["event_id"],
-        "ts",
-        ["region"],
-        event_time_field="ts",
-        buckets=2,
-        extra_props={"hoodie.logfile.max.size": "1"},
-    )
+    create_events_table(path, buckets=2, log_max_size=1)
     model = Model()
     watermarks = []
     for batch in generate(spec):

@@ -14,7 +14,7 @@ from hudi import HudiTable as RsTable
 from hudi_meta.spark import reader, writer
 from pyspark.sql import SparkSession
 
-from hudi_meta.event_stream import StreamSpec, generate
+from hudi_meta.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.format.block_content import decode_data_block
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks, read_content
@@ -23,7 +23,6 @@ from hudi_meta.index.indexer import Indexer, table_id_of
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import block_rows
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import create_table
 from tests.spark.model import Model, rows_of
 
 SPEC = StreamSpec(batches=4, rows_per_batch=150, late_share=0.2, update_share=0.3, delete_share=0.05, seed=7)
@@ -32,16 +31,7 @@ SPEC = StreamSpec(batches=4, rows_per_batch=150, late_share=0.2, update_share=0.
 def write_stream(
     spark: SparkSession, path: str, spec: StreamSpec = SPEC, block_format: str = "avro", header: bool = False
 ) -> Model:
-    create_table(
-        path,
-        "events",
-        ["event_id"],
-        "ts",
-        ["region"],
-        event_time_field="ts",
-        buckets=3,
-        min_event_time_header=header,
-    )
+    create_events_table(path, buckets=3, min_event_time_header=header)
     model = Model()
     for batch in generate(spec):
         instant = writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(path), "upsert", block_format)

@@ -14,10 +14,9 @@ import pytest
 from hudi_meta.spark import writer
 from pyspark.sql import SparkSession
 
-from hudi_meta.event_stream import StreamSpec, generate, write_batches
+from hudi_meta.event_stream import StreamSpec, create_events_table, generate, write_batches
 from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import create_table
 from tests.spark.model import Model, rows_of
 from tests.spark.test_writer import hudi_rs
 
@@ -29,7 +28,7 @@ def _markers(path: Path) -> list[Path]:
 @pytest.mark.slow
 def test_kill_9_mid_write_then_next_write(spark: SparkSession, tmp_path: Path) -> None:
     path = tmp_path / "events"
-    create_table(str(path), "events", ["event_id"], "ts", ["region"], event_time_field="ts", buckets=4)
+    create_events_table(str(path), buckets=4)
     first, second = list(generate(StreamSpec(batches=2, rows_per_batch=300, seed=11)))
     model = Model()
     instant = writer.write(spark.createDataFrame(first.upserts), HudiTable.open(str(path)))
