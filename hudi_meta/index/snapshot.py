@@ -58,7 +58,6 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
                 continue
             if r.id not in newest or r.base_instant > newest[r.id].base_instant:
                 newest[r.id] = r
-        slice_ids = [r.slice_id for r in newest.values()]
         files: dict[int, list[Any]] = defaultdict(list)
         for r in conn.execute(select(f).where(f.c.table_id == table_id, f.c.file_slice_id.is_not(None))):
             files[r.file_slice_id].append(r)
@@ -88,7 +87,7 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
         }
     slices = []
     for r in sorted(newest.values(), key=lambda r: (r.partition_path, r.file_id)):
-        if r.slice_id not in slice_ids or (r.base_file is not None and not r.base_committed):
+        if r.base_file is not None and not r.base_committed:
             continue
         logs = sorted(files.get(r.slice_id, []), key=lambda x: LogFileName.parse(x.name).sort_key())
         infos = []
