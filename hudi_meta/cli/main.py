@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     schedule.add_argument("--mode", choices=("symlink", "copy"), default="symlink")
     schedule.add_argument("--exact", action="store_true", help="records after T stay out of the base file")
     schedule.add_argument("--strategy", choices=("event-time", "log-file-size", "unbounded"), default="event-time")
+    schedule.add_argument(
+        "--trigger", choices=("EVENT_TIME_TRIGGER", "NUM_COMMITS", "TIME_ELAPSED"), default="EVENT_TIME_TRIGGER"
+    )
     schedule.add_argument("--json", action="store_true")
     crun = csub.add_parser("run", help="execute a pending compaction (default: the oldest)")
     crun.add_argument("table", help="table base path")
@@ -230,6 +233,7 @@ def _compaction(args: argparse.Namespace) -> int:
             mode=args.mode,
             exact=args.exact,
             strategy=args.strategy,
+            trigger=args.trigger,
         )
         result = schedule_compaction(engine, table, request)
         row = {
