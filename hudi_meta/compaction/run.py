@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.avro_arrow import arrow_to_avro_records
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName
 from hudi_meta.format.links import (
@@ -161,7 +162,7 @@ def _write_exact_log(
         return
     writer_ctx = WriteContext(ctx.base_path, posixpath.join(ctx.base_path, ".hoodie"), ctx.props, ctx.instant)
     schema_json = writer_ctx.avro_schema(after.schema)
-    block = avro_data_block(after.to_pylist(), schema_json, ctx.instant)
+    block = avro_data_block(arrow_to_avro_records(after), schema_json, ctx.instant)
     storage.create_atomic(path, block.data)
 
 

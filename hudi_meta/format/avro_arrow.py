@@ -199,3 +199,13 @@ def records_to_arrow(records: list[dict[str, Any]], schema: pa.Schema) -> pa.Tab
             values = [from_avro_value(v, f.type) for v in values]
         columns.append(pa.array(values, type=f.type))
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def arrow_to_avro_records(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows of `table` as fastavro expects them (maps as dicts, nested alike)."""
+    rows: list[dict[str, Any]] = table.to_pylist()
+    for f in table.schema:
+        if needs_conversion(f.type):
+            for row in rows:
+                row[f.name] = to_avro_value(row[f.name], f.type)
+    return rows

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_meta.errors import UnsupportedTableError
-from hudi_meta.format.avro_arrow import arrow_to_avro_record
+from hudi_meta.format.avro_arrow import arrow_to_avro_record, arrow_to_avro_records
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
@@ -239,7 +239,7 @@ def append_to_file_group(
         if block_format == "parquet":
             blocks.append(parquet_data_block(rows, schema_json, ctx.instant, mark))
         else:
-            blocks.append(avro_data_block(rows.to_pylist(), schema_json, ctx.instant, mark))
+            blocks.append(avro_data_block(arrow_to_avro_records(rows), schema_json, ctx.instant, mark))
     if deletes:
         blocks.append(delete_block(deletes, ctx.instant))
     create_marker(storage, ctx.meta_path, ctx.instant, partition, target.log_file, APPEND)
