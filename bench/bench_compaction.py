@@ -26,52 +26,31 @@ rows; compare ratios within one run, not absolute figures across machines. Figur
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import platform
 import shutil
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pyarrow as pa
 import pyspark
 from hudi_meta.spark import compaction, reader, writer
-from hudi_meta.spark.session import spark_session
+from local_spark import MASTER, local_spark
 from pyspark.sql import SparkSession
+from timing import measure
+from workspace import bench_parser, store, work_dir
 
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.event_stream import StreamSpec, generate
-from hudi_meta.index.db import make_engine
+from hudi_meta.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.migrate import upgrade
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import create_table
 
-T = TypeVar("T")
-
-
-def timed(fn: Callable[[], T]) -> tuple[float, T]:
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
+BASELINE_RUNS = 2  # the baseline is quick: its best of two; ours runs once (a compaction is not repeatable)
 
 
 def build_table(spark: SparkSession, path: str, spec: StreamSpec, buckets: int) -> tuple[int, list[int]]:
     """Write every batch of `spec` (upserts, then deletes); return rows written and batch watermarks."""
-    create_table(
-        path,
-        "events",
-        ["event_id"],
-        "ts",
-        ["region"],
-        event_time_field="ts",
-        buckets=buckets,
-        extra_props={"hoodie.logfile.max.size": "1"},
-    )
+    create_events_table(path, buckets=buckets)
     rows, watermarks = 0, []
     for batch in generate(spec):
         for data, operation in ((batch.upserts, "upsert"), (batch.deletes, "delete")):
@@ -87,45 +66,38 @@ def parquet_bytes(directory: Path, pattern: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser = bench_parser(__doc__, keep="work in DIR and keep it (table, store, baseline)")
     parser.add_argument("--rows", type=int, default=500_000, help="rows written to the table, in total")
     parser.add_argument("--batches", type=int, default=6, help="upsert batches (each then deletes some keys)")
     parser.add_argument("--buckets", type=int, default=4, help="buckets per partition (3 partitions)")
-    parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it (table, store, baseline)")
     args = parser.parse_args(argv)
 
-    directory = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-compaction-"))
-    directory.mkdir(parents=True, exist_ok=True)
-    path = str(directory / "events")
     spec = dataclasses.replace(StreamSpec(seed=7), batches=args.batches, rows_per_batch=args.rows // args.batches)
-    spark = spark_session("local[2]", "bench-compaction", spark__local__dir=str(directory / "spark-local"))
-    try:
-        build_s, (written, watermarks) = timed(lambda: build_table(spark, path, spec, args.buckets))
+    with work_dir("bench-compaction-", args.keep) as directory, local_spark("bench-compaction", directory) as spark:
+        path = str(directory / "events")
+        build, (written, watermarks) = measure(lambda: build_table(spark, path, spec, args.buckets))
         before = HudiTable.open(path).read("snapshot")
         logs = sum(len(fg.ordered_slices()[-1].log_files) for fg in HudiTable.open(path).file_groups())
 
-        url = f"sqlite:///{directory / 'hudi-meta.db'}"
-        upgrade(url)
-        engine = make_engine(url)
-        index_s, _ = timed(lambda: Indexer(engine, HudiTable.open(path)).run())
         request = ScheduleRequest(threshold_ms=watermarks[-2])
-        schedule_s, scheduled = timed(lambda: schedule_compaction(engine, HudiTable.open(path), request))
-        engine.dispose()
+        with store("sqlite", directory) as engine:
+            index, _ = measure(lambda: Indexer(engine, HudiTable.open(path)).run())
+            schedule, scheduled = measure(lambda: schedule_compaction(engine, HudiTable.open(path), request))
         if scheduled.instant is None or scheduled.plan is None:
             print(f"nothing scheduled: {scheduled.reason}")
             return 1
         instant, ops = scheduled.instant, scheduled.plan.operations
 
         df = reader.read(spark, path, "snapshot").cache()
-        load_s, cached_rows = timed(df.count)
-        baseline = []
-        for _ in range(2):
-            shutil.rmtree(directory / "plain", ignore_errors=True)
-            baseline.append(timed(lambda: df.write.parquet(str(directory / "plain")))[0])
-        plain_bytes = parquet_bytes(directory / "plain", "*.parquet")
+        load, cached_rows = measure(df.count)
+        plain = directory / "plain"
+        baseline, _ = measure(
+            lambda: df.write.parquet(str(plain)), BASELINE_RUNS, lambda: shutil.rmtree(plain, ignore_errors=True)
+        )
+        plain_bytes = parquet_bytes(plain, "*.parquet")
         df.unpersist()
 
-        ours_s, _ = timed(lambda: compaction.run(spark, HudiTable.open(path), instant))
+        ours, _ = measure(lambda: compaction.run(spark, HudiTable.open(path), instant))
         table = HudiTable.open(path)
         committed = table.timeline.instant(instant)
         assert committed is not None and committed.is_completed, committed
@@ -144,11 +116,11 @@ def main(argv: list[str] | None = None) -> int:
         print("hudi-meta event-time compaction on Spark vs Spark plain Parquet rewrite of the snapshot")
         print(
             f"  table: 3 regions x {args.buckets} buckets, {spec.batches} upsert batches "
-            f"(+ deletes), {written:,} rows written, {logs} log files; built in {build_s:.1f} s (not measured)"
+            f"(+ deletes), {written:,} rows written, {logs} log files; built in {build.best:.1f} s (not measured)"
         )
         print(
             f"  snapshot: {before.num_rows:,} rows, {before.num_columns} columns; "
-            f"read + cached in Spark in {load_s:.1f} s ({cached_rows:,} rows, not measured)"
+            f"read + cached in Spark in {load.best:.1f} s ({cached_rows:,} rows, not measured)"
         )
         print(
             f"  plan: {len(ops)} operations, {sum(len(o.delta_file_paths) for o in ops)} log files to merge, "
@@ -157,13 +129,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(
             f"  python {platform.python_version()}, pyspark {pyspark.__version__}, pyarrow {pa.__version__}, "
-            "master local[2]"
+            f"master {MASTER}"
         )
-        print(f"\nindex (first run, fresh SQLite store): {index_s:.2f} s")
-        print(f"schedule (idle index run + plan + write plan): {schedule_s:.2f} s\n")
+        print(f"\nindex (first run, fresh SQLite store): {index.best:.2f} s")
+        print(f"schedule (idle index run + plan + write plan): {schedule.best:.2f} s\n")
         lines = [
-            ("(a) Spark plain Parquet rewrite, best of 2", cached_rows, plain_bytes, min(baseline)),
-            ("(b) hudi-meta compaction on Spark, 1 run", ours_rows, ours_bytes, ours_s),
+            (f"(a) Spark plain Parquet rewrite, best of {BASELINE_RUNS}", cached_rows, plain_bytes, baseline.best),
+            ("(b) hudi-meta compaction on Spark, 1 run", ours_rows, ours_bytes, ours.best),
         ]
         width = max(len(name) for name, *_ in lines)
         print(f"{'write':<{width}}  {'rows':>9}  {'MB':>7}  {'s':>7}  {'rows/s':>9}  {'MB/s':>6}")
@@ -171,14 +143,10 @@ def main(argv: list[str] | None = None) -> int:
             mb = size / 1e6
             rates = f"{rows / seconds:>9,.0f}  {mb / seconds:>6.1f}"
             print(f"{name:<{width}}  {rows:>9,}  {mb:>7.1f}  {seconds:>7.2f}  {rates}")
-        ratio = (ours_rows / ours_s) / (cached_rows / min(baseline))
+        ratio = (ours_rows / ours.best) / (cached_rows / baseline.best)
         print(f"\nratio (b)/(a) in rows/s: {ratio:.3f}")
-        print(f"ratio (b)/(a) in MB/s: {(ours_bytes / ours_s) / (plain_bytes / min(baseline)):.3f}")
+        print(f"ratio (b)/(a) in MB/s: {(ours_bytes / ours.best) / (plain_bytes / baseline.best):.3f}")
         return 0
-    finally:
-        spark.stop()
-        if not args.keep:
-            shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -16,20 +16,17 @@ compare the ratio header-scan/full-decode within one run of the script.
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import random
-import shutil
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import fastavro
 import pyarrow as pa
+from timing import measure
+from workspace import bench_parser, work_dir
 
 from hudi_meta.format.block_content import decode_avro_records
 from hudi_meta.format.log_reader import read_blocks, read_content
@@ -107,37 +104,20 @@ def full_decode(storage: LocalStorage, path: str) -> tuple[int, int]:
     return len(blocks), records
 
 
-def best_of(runs: int, fn: Callable[[], tuple[int, int]]) -> tuple[float, tuple[int, int]]:
-    best = float("inf")
-    result = (0, 0)
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser = bench_parser(__doc__, keep="write the log file into DIR and keep it", runs=3)
     parser.add_argument("--blocks", type=int, default=10_000, help="Avro data blocks in the log file")
     parser.add_argument("--records", type=int, default=20, help="records per block")
-    parser.add_argument("--runs", type=int, default=3, help="timed runs per mode (the best is reported)")
-    parser.add_argument("--keep", metavar="DIR", help="write the log file into DIR and keep it")
     args = parser.parse_args(argv)
 
-    directory = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-header-scan-"))
-    directory.mkdir(parents=True, exist_ok=True)
-    path = str(directory / ".bench0000-0000-0000-0000-000000000000-0_20250101000000000.log.1_0-1-0")
-    try:
-        if Path(path).exists():
-            Path(path).unlink()
-        start = time.perf_counter()
-        size, total_records = write_log(path, args.blocks, args.records)
-        written_in = time.perf_counter() - start
+    with work_dir("bench-header-scan-", args.keep) as directory:
+        path = str(directory / ".bench0000-0000-0000-0000-000000000000-0_20250101000000000.log.1_0-1-0")
+        Path(path).unlink(missing_ok=True)
+        write, (size, total_records) = measure(lambda: write_log(path, args.blocks, args.records))
 
         storage = LocalStorage()
-        scan_s, (scan_blocks, with_met) = best_of(args.runs, lambda: header_scan(storage, path))
-        full_s, (full_blocks, full_records) = best_of(args.runs, lambda: full_decode(storage, path))
+        scan, (scan_blocks, with_met) = measure(lambda: header_scan(storage, path), args.runs)
+        full, (full_blocks, full_records) = measure(lambda: full_decode(storage, path), args.runs)
         # What each mode read (not how long it took).
         if (scan_blocks, with_met, full_blocks, full_records) != (
             args.blocks,
@@ -152,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         print("hudi-meta header-only scan vs full decode")
         print(
             f"  log file: {args.blocks:,} Avro data blocks x {args.records} records "
-            f"({total_records:,} records), {mb:.1f} MB; written in {written_in:.1f} s (not measured)"
+            f"({total_records:,} records), {mb:.1f} MB; written in {write.best:.1f} s (not measured)"
         )
         print(
             f"  python {platform.python_version()}, fastavro {fastavro.__version__}, "
@@ -160,19 +140,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         print()
         rows = [
-            ("header scan (read_blocks)", scan_s),
-            ("full decode (+read_content, decode_avro_records)", full_s),
+            ("header scan (read_blocks)", scan),
+            ("full decode (+read_content, decode_avro_records)", full),
         ]
         width = max(len(name) for name, _ in rows)
-        print(f"{'mode':<{width}}  {'best s':>8}  {'blocks/s':>10}  {'MB/s':>8}")
-        for name, seconds in rows:
-            print(f"{name:<{width}}  {seconds:>8.3f}  {args.blocks / seconds:>10,.0f}  {mb / seconds:>8.1f}")
+        print(f"{'mode':<{width}}  {'best s':>8}  {'median s':>8}  {'blocks/s':>10}  {'MB/s':>8}")
+        for name, t in rows:
+            rates = f"{args.blocks / t.best:>10,.0f}  {mb / t.best:>8.1f}"
+            print(f"{name:<{width}}  {t.best:>8.3f}  {t.median:>8.3f}  {rates}")
         print()
-        print(f"ratio header-scan / full-decode (blocks/s): {full_s / scan_s:.1f}x")
+        print(f"ratio header-scan / full-decode (blocks/s): {full.best / scan.best:.1f}x")
         return 0
-    finally:
-        if not args.keep:
-            shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -20,28 +20,23 @@ Wall times depend on the machine; compare ratios within one run of the script.
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
-import secrets
-import shutil
-import tempfile
-import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+import sys
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
-from sqlalchemy import Engine, create_engine, make_url, pool, text
+from sqlalchemy import Engine
+from timing import measure
+from workspace import bench_parser, parse_backends, store, work_dir
 
-from hudi_meta.index.db import make_engine
-from hudi_meta.index.indexer import Indexer, IndexRunStats
-from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 
-PG_ADMIN_URL = os.environ.get("HUDI_META_TEST_PG", "postgresql+psycopg://root@127.0.0.1:5432/postgres")
 PARTITIONS, GROUPS, COMMITS = 4, 50, 10  # 200 log files; blocks per commit scales with --blocks
 
 
@@ -56,47 +51,9 @@ def spec_for(blocks: int) -> SyntheticSpec:
     )
 
 
-def timed_run(engine: Engine, path: str) -> tuple[float, IndexRunStats]:
-    """Wall time of one run as a fresh process would do it: open the table (timeline, listing), index."""
-    start = time.perf_counter()
-    stats = Indexer(engine, HudiTable.open(path)).run("ts")
-    return time.perf_counter() - start, stats
-
-
-@contextmanager
-def pg_database(keep: bool) -> Iterator[str]:
-    """Create a uniquely named PostgreSQL database, yield its URL, drop it (unless `keep`)."""
-    name = f"hudi_meta_bench_{secrets.token_hex(6)}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT", poolclass=pool.NullPool)
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        try:
-            yield make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-        finally:
-            if keep:
-                print(f"kept PostgreSQL database {name}")
-            else:
-                with admin.connect() as conn:
-                    conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
-
-
-@contextmanager
-def store(backend: str, work: Path, keep: bool) -> Iterator[Engine]:
-    """An engine on a blank store of `backend`, upgraded to the newest schema."""
-    with ExitStack() as stack:
-        if backend == "sqlite":
-            url = f"sqlite:///{work / 'hudi-meta.db'}"
-        elif backend == "postgresql":
-            url = stack.enter_context(pg_database(keep))
-        else:
-            raise ValueError(f"unknown backend {backend!r}")
-        upgrade(url)
-        engine = make_engine(url)
-        stack.callback(engine.dispose)
-        yield engine
+def index_run(engine: Engine, path: str) -> IndexRunStats:
+    """One run as a fresh process would do it: open the table (timeline, listing), index."""
+    return Indexer(engine, HudiTable.open(path)).run("ts")
 
 
 def table_shape(path: str) -> str:
@@ -128,35 +85,23 @@ def append_one_percent(path: str) -> int:
     return len(touched)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--blocks", type=int, default=100_000, help="log blocks to generate (at least)")
-    parser.add_argument("--backends", default="sqlite,postgresql")
-    parser.add_argument(
-        "--keep",
-        metavar="DIR",
-        help="write the table and SQLite file here and keep them (and the PostgreSQL database)",
+def main(argv: list[str] | None = None) -> int:
+    parser = bench_parser(
+        __doc__, keep="write the table and SQLite file here and keep them (and the PostgreSQL database)"
     )
-    args = parser.parse_args()
-    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    if not backends or set(backends) - {"sqlite", "postgresql"}:
-        parser.error(f"--backends: expected sqlite and/or postgresql, got {args.backends!r}")
+    parser.add_argument("--blocks", type=int, default=100_000, help="log blocks to generate (at least)")
+    parser.add_argument("--backends", default="sqlite,postgresql", help="stores to index into, comma-separated")
+    args = parser.parse_args(argv)
+    backends = parse_backends(parser, args.backends)
     keep = args.keep is not None
 
     with ExitStack() as stack:
-        if keep:
-            root = Path(args.keep).resolve()
-            root.mkdir(parents=True, exist_ok=True)
-        else:
-            root = Path(tempfile.mkdtemp(prefix="bench-index-"))
-            stack.callback(shutil.rmtree, root, ignore_errors=True)
+        root = stack.enter_context(work_dir("bench-index-", args.keep))
         table_path = str(root / "table")
         spec = spec_for(args.blocks)
-        start = time.perf_counter()
-        write_synthetic_table(table_path, spec)
-        elapsed = time.perf_counter() - start
+        generate, _ = measure(lambda: write_synthetic_table(table_path, spec))
         print(
-            f"generated in {elapsed:.1f} s (not measured): {spec.total_blocks:,} blocks "
+            f"generated in {generate.best:.1f} s (not measured): {spec.total_blocks:,} blocks "
             f"= {spec.partitions} partitions x {spec.file_groups_per_partition} file groups x "
             f"{spec.commits} commits x {spec.blocks_per_commit} blocks; {table_shape(table_path)}"
         )
@@ -167,21 +112,21 @@ def main() -> None:
             work = root / backend
             work.mkdir(exist_ok=True)
             engines[backend] = engine = stack.enter_context(store(backend, work, keep))
-            full_s, full = timed_run(engine, table_path)
+            full_t, full = measure(partial(index_run, engine, table_path))
             assert full.blocks_added == spec.total_blocks, full
             assert full.blocks_event_time_resolved == spec.total_blocks, full
-            idle_s, idle = timed_run(engine, table_path)
+            idle_t, idle = measure(partial(index_run, engine, table_path))
             assert idle.blocks_added == 0 and idle.log_files_scanned == 0, idle
             assert idle.blocks_event_time_resolved == 0, idle
-            results[backend] = {"full": full_s, "idle": idle_s}
-            print(f"{backend}: full {full_s:.2f} s, no-change {idle_s:.3f} s")
+            results[backend] = {"full": full_t.best, "idle": idle_t.best}
+            print(f"{backend}: full {full_t.best:.2f} s, no-change {idle_t.best:.3f} s")
 
         touched = append_one_percent(table_path)
         for backend, engine in engines.items():
-            incr_s, incr = timed_run(engine, table_path)
+            incr_t, incr = measure(partial(index_run, engine, table_path))
             assert incr.blocks_added == touched and incr.log_files_scanned == touched, incr
             assert incr.blocks_event_time_resolved == touched, incr
-            results[backend]["incr"] = incr_s
+            results[backend]["incr"] = incr_t.best
 
         print(
             f"\nincremental: one deltacommit appending 1 block to {touched} of "
@@ -214,7 +159,8 @@ def main() -> None:
             print("| " + " | ".join(row) + " |")
         if keep:
             print(f"\nkept {root}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

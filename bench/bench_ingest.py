@@ -25,16 +25,10 @@ won; the script exits non-zero if not.
 
 from __future__ import annotations
 
-import argparse
 import platform
-import shutil
 import sys
-import tempfile
-import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -42,14 +36,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pyspark
 from hudi_meta.spark import writer
-from hudi_meta.spark.session import spark_session
+from local_spark import MASTER, local_spark
 from pyspark.sql import DataFrame, SparkSession
+from timing import Timings, measure
+from workspace import bench_parser, work_dir
 
-from hudi_meta.event_stream import SCHEMA, StreamSpec
+from hudi_meta.event_stream import SCHEMA, StreamSpec, create_events_table
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import create_table
 
-T = TypeVar("T")
 UPDATE_SHIFT_MS = 86_400_000  # updates are a day "later" than any input row, so they win the merge
 
 
@@ -82,9 +76,9 @@ def cached(spark: SparkSession, data: pa.Table, path: Path) -> DataFrame:
     return df
 
 
-def upsert(df: DataFrame, path: str, block_format: str) -> float:
-    """Wall seconds of one `writer.write` upsert (opening the table included)."""
-    return timed(lambda: writer.write(df, HudiTable.open(path), "upsert", block_format))[0]
+def upsert(df: DataFrame, path: str, block_format: str) -> None:
+    """One `writer.write` upsert, opening the table included (as a new process would)."""
+    writer.write(df, HudiTable.open(path), "upsert", block_format)
 
 
 def check(path: str, data: pa.Table) -> tuple[int, int, int]:
@@ -95,28 +89,17 @@ def check(path: str, data: pa.Table) -> tuple[int, int, int]:
     return snapshot.num_rows, distinct, won
 
 
-def timed(fn: Callable[[], T]) -> tuple[float, T]:
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser = bench_parser(__doc__, keep="work in DIR and keep it (input, table, baseline)", runs=2)
     parser.add_argument("--rows", type=int, default=1_000_000, help="input rows (unique keys)")
     parser.add_argument("--buckets", type=int, default=8, help="buckets per partition (3 partitions)")
     parser.add_argument("--block-format", choices=("avro", "parquet"), default="avro")
-    parser.add_argument("--runs", type=int, default=2, help="runs of each write (the best is reported)")
-    parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it (input, table, baseline)")
     args = parser.parse_args(argv)
 
-    directory = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-ingest-"))
-    directory.mkdir(parents=True, exist_ok=True)
-    spark = spark_session("local[2]", "bench-ingest", spark__local__dir=str(directory / "spark-local"))
-    try:
-        prep_s, data = timed(lambda: build_input(args.rows))
+    with work_dir("bench-ingest-", args.keep) as directory, local_spark("bench-ingest", directory) as spark:
+        prep, data = measure(lambda: build_input(args.rows))
         updates = build_updates(data)
-        load_s, (df, update_df) = timed(
+        load, (df, update_df) = measure(
             lambda: (
                 cached(spark, data, directory / "input.parquet"),
                 cached(spark, updates, directory / "updates.parquet"),
@@ -124,63 +107,49 @@ def main(argv: list[str] | None = None) -> int:
         )
         n, u = data.num_rows, updates.num_rows
 
-        plain: list[float] = []
-        first: list[float] = []
-        update: list[float] = []
+        plain, first, update = Timings(), Timings(), Timings()
         for run in range(args.runs):  # interleaved, so load from other processes hits all three alike
-            plain.append(timed(lambda: df.write.mode("overwrite").parquet(str(directory / "plain")))[0])
+            plain.run(lambda: df.write.mode("overwrite").parquet(str(directory / "plain")))
             path = str(directory / f"events-{run}")
-            create_table(
-                path,
-                "events",
-                ["event_id"],
-                "ts",
-                ["region"],
-                event_time_field="ts",
-                buckets=args.buckets,
-            )
-            first.append(upsert(df, path, args.block_format))
-            update.append(upsert(update_df, path, args.block_format))
+            create_events_table(path, buckets=args.buckets)
+            first.run(partial(upsert, df, path, args.block_format))
+            update.run(partial(upsert, update_df, path, args.block_format))
             # What the writes did (not how long they took).
-            check_s, (rows, distinct, won) = timed(partial(check, path, data))
+            checked, (rows, distinct, won) = measure(partial(check, path, data))
             if (rows, distinct, won) != (n, n, u):
                 print(f"unexpected snapshot of run {run}: {rows=} {distinct=} updated rows that won: {won}")
                 return 1
 
         print("hudi-meta Spark MOR writer vs Spark plain Parquet write")
         print(
-            f"  input: {n:,} rows (3 regions), update batch {u:,} rows; built in {prep_s:.1f} s, "
-            f"written + cached in Spark in {load_s:.1f} s (not measured)"
+            f"  input: {n:,} rows (3 regions), update batch {u:,} rows; built in {prep.best:.1f} s, "
+            f"written + cached in Spark in {load.best:.1f} s (not measured)"
         )
         print(
             f"  table: 3 partitions x {args.buckets} buckets, block format {args.block_format}; "
             f"snapshot check with the core reader: {rows:,} rows, {distinct:,} keys, "
-            f"{won:,} updated, read in {check_s:.1f} s (not measured)"
+            f"{won:,} updated, read in {checked.best:.1f} s (not measured)"
         )
         print(
             f"  python {platform.python_version()}, pyspark {pyspark.__version__}, pyarrow {pa.__version__}, "
-            f"master local[2], {spark.sparkContext.defaultParallelism * 2} input partitions, "
+            f"master {MASTER}, {spark.sparkContext.defaultParallelism * 2} input partitions, "
             f"best of {args.runs} runs each"
         )
         print()
         table = [
-            ("(a) Spark plain Parquet write", n, min(plain)),
-            ("(b) upsert into a new table (base files)", n, min(first)),
-            (f"(c) upsert of 10% updates ({args.block_format} log blocks)", u, min(update)),
+            ("(a) Spark plain Parquet write", n, plain),
+            ("(b) upsert into a new table (base files)", n, first),
+            (f"(c) upsert of 10% updates ({args.block_format} log blocks)", u, update),
         ]
         width = max(len(name) for name, _, _ in table)
-        print(f"{'write':<{width}}  {'rows':>10}  {'best s':>8}  {'rows/s':>10}")
-        for name, count, seconds in table:
-            print(f"{name:<{width}}  {count:>10,}  {seconds:>8.2f}  {count / seconds:>10,.0f}")
+        print(f"{'write':<{width}}  {'rows':>10}  {'best s':>8}  {'median s':>8}  {'rows/s':>10}")
+        for name, count, t in table:
+            print(f"{name:<{width}}  {count:>10,}  {t.best:>8.2f}  {t.median:>8.2f}  {count / t.best:>10,.0f}")
         print()
-        base_rate = n / min(plain)
-        print(f"ratio (b)/(a) in rows/s: {n / min(first) / base_rate:.3f}")
-        print(f"ratio (c)/(a) in rows/s: {u / min(update) / base_rate:.3f}")
+        base_rate = n / plain.best
+        print(f"ratio (b)/(a) in rows/s: {n / first.best / base_rate:.3f}")
+        print(f"ratio (c)/(a) in rows/s: {u / update.best / base_rate:.3f}")
         return 0
-    finally:
-        spark.stop()
-        if not args.keep:
-            shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ and 10% of the log files hold late events, so an event-time threshold T at mid-s
 older than T and some newer, and leaves some slices with nothing to compact. Filling is timed and printed
 but not measured. PostgreSQL is ANALYZEd after filling (as autovacuum would do); SQLite is not.
 
-Then, best of 3 each, in this process:
+Then, best of 3 each (`RUNS`), in this process:
 
 - read: `snapshot.candidate_slices(engine, table_id, instant)`, the planner's input read from the store.
 - plan: `strategies.plan_operations(slices, EventTimeBasedCompactionStrategy(T))` + `plan.build_plan(...)`
@@ -28,24 +28,18 @@ operations, log files compacted and links against what it generated, and exits n
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import random
-import shutil
 import sys
-import tempfile
-import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
-from pathlib import Path
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any
 
-from bench_index import pg_database
 from sqlalchemy import Connection, Engine, Table, text
+from timing import Timings, measure
+from workspace import bench_parser, parse_backends, store, work_dir
 
+from hudi_meta.compaction.candidates import candidate_slices
 from hudi_meta.format.table_service_metadata import CompactionPlan
-from hudi_meta.index.db import make_engine
-from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.models import (
     FileGroupRecord,
     FileSliceRecord,
@@ -54,18 +48,17 @@ from hudi_meta.index.models import (
     TableRecord,
     table_of,
 )
-from hudi_meta.index.snapshot import candidate_slices
 from hudi_meta.planning.model import SliceInfo
 from hudi_meta.planning.plan import build_plan
 from hudi_meta.planning.strategies import EventTimeBasedCompactionStrategy, plan_operations
 
-T = TypeVar("T")
 PARTITIONS = 10
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 STEP_MS = 60_000  # event time advances one minute per log file version
 LATE_SHARE = 0.1
 BASE = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 CHUNK = 20_000
+RUNS = 3  # plannings per store: the best of them is reported
 
 
 def instant(minutes: int) -> str:
@@ -185,66 +178,50 @@ def copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> Non
             copy.write_row([row[c] for c in columns])
 
 
-@contextmanager
-def store(backend: str, work: Path) -> Iterator[Engine]:
-    with ExitStack() as stack:
-        if backend == "sqlite":
-            url = f"sqlite:///{work / 'hudi-meta.db'}"
-        else:
-            url = stack.enter_context(pg_database(keep=False))
-        upgrade(url)
-        engine = make_engine(url)
-        stack.callback(engine.dispose)
-        yield engine
+def plan_from(slices: list[SliceInfo], strategy: EventTimeBasedCompactionStrategy, at: str) -> CompactionPlan:
+    """The planner proper: strategy over the candidate slices, then the Hudi plan (pure Python)."""
+    return build_plan(plan_operations(slices, strategy), strategy, at)
 
 
-def timed(fn: Callable[[], T]) -> tuple[float, T]:
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
-
-
-def plan_once(
+def plan_rounds(
     engine: Engine, strategy: EventTimeBasedCompactionStrategy, at: str
-) -> tuple[tuple[float, float, float], tuple[list[SliceInfo], CompactionPlan, bytes]]:
-    """((read, plan, serialise) seconds, (slices, plan, plan bytes)) of one planning from the store."""
-    read_s, slices = timed(lambda: candidate_slices(engine, 1, at))
-    plan_s, plan = timed(lambda: build_plan(plan_operations(slices, strategy), strategy, at))
-    ser_s, data = timed(plan.to_bytes)
-    return (read_s, plan_s, ser_s), (slices, plan, data)
+) -> tuple[tuple[Timings, Timings, Timings], tuple[list[SliceInfo], CompactionPlan, bytes]]:
+    """Timings of `RUNS` plannings from the store (read, plan, serialise) and the last one's output."""
+    read, plan_t, ser = Timings(), Timings(), Timings()
+    for _ in range(RUNS):
+        slices = read.run(partial(candidate_slices, engine, 1, at))
+        plan = plan_t.run(partial(plan_from, slices, strategy, at))
+        data = ser.run(plan.to_bytes)
+    return (read, plan_t, ser), (slices, plan, data)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--file-groups", type=int, default=50_000)
-    parser.add_argument("--logs-per-slice", type=int, default=4)
-    parser.add_argument("--backends", default="sqlite,postgresql")
-    args = parser.parse_args()
-    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    if not backends or set(backends) - {"sqlite", "postgresql"}:
-        parser.error(f"--backends: expected sqlite and/or postgresql, got {args.backends!r}")
+def main(argv: list[str] | None = None) -> int:
+    parser = bench_parser(__doc__)
+    parser.add_argument("--file-groups", type=int, default=50_000, help="file groups (one slice each)")
+    parser.add_argument("--logs-per-slice", type=int, default=4, help="log files per slice (2 blocks each)")
+    parser.add_argument("--backends", default="sqlite,postgresql", help="stores to plan from, comma-separated")
+    args = parser.parse_args(argv)
+    backends = parse_backends(parser, args.backends)
     n, logs, t = args.file_groups, args.logs_per_slice, threshold(args.logs_per_slice)
     strategy = EventTimeBasedCompactionStrategy(threshold_ms=t)
     at = instant(logs + 1)  # the compaction instant: after every deltacommit
 
-    gen_s, (rows, expected) = timed(lambda: generate(n, logs))
+    gen, (rows, expected) = measure(lambda: generate(n, logs))
     print(
         f"{n:,} file groups x {logs} log files x 2 blocks ({len(rows['log_block']):,} log_block rows), "
-        f"{PARTITIONS} partitions; generated in {gen_s:.1f} s (not measured)"
+        f"{PARTITIONS} partitions; generated in {gen.best:.1f} s (not measured)"
     )
     print(
         f"threshold T: {expected['operations']:,} slices have log files older than T; "
         f"{expected['compacted']:,} log files to compact, {expected['links']:,} to link\n"
     )
     results: list[tuple[str, float, float, float, float]] = []
-    work = Path(tempfile.mkdtemp(prefix="bench-planning-"))
-    try:
+    with work_dir("bench-planning-") as work:
         for backend in backends:
             with store(backend, work) as engine:
-                fill_s, _ = timed(lambda: fill(engine, rows))
-                print(f"{backend}: filled in {fill_s:.1f} s (not measured)")
-                runs = [plan_once(engine, strategy, at) for _ in range(3)]
-                slices, plan, data = runs[-1][1]
+                filled, _ = measure(partial(fill, engine, rows))
+                print(f"{backend}: filled in {filled.best:.1f} s (not measured)")
+                (read, plan_t, ser), (slices, plan, data) = plan_rounds(engine, strategy, at)
                 ops = plan.operations
                 got = {
                     "slices": len(slices),
@@ -255,13 +232,11 @@ def main() -> int:
                 if got != expected:
                     print(f"{backend}: unexpected plan {got}, expected {expected}")
                     return 1
-                read_s, plan_s, ser_s = (min(r[0][i] for r in runs) for i in range(3))
-                results.append((backend, read_s, plan_s, ser_s, min(sum(r[0]) for r in runs)))
+                total = min(map(sum, zip(read.seconds, plan_t.seconds, ser.seconds, strict=True)))
+                results.append((backend, read.best, plan_t.best, ser.best, total))
                 print(f"{backend}: plan of {len(ops):,} operations, {len(data):,} bytes serialised")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
-    print(f"\nbest of 3, {n:,} candidate slices:\n")
+    print(f"\nbest of {RUNS}, {n:,} candidate slices:\n")
     header = ("backend", "read s", "read slices/s", "plan s", "serialise s", "total s", "total slices/s", "read/total")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))

@@ -23,3 +23,28 @@ class CorruptFileError(HudiMetaError):
 
 class InstantExistsError(HudiMetaError):
     """Refused to overwrite an instant file that already exists."""
+
+
+class BlockDecodeError(ValueError):
+    """A log block whose framing is valid but whose content cannot be decoded.
+
+    Not a HudiMetaError: it names no file. Framing damage never raises it (the log reader marks such blocks
+    CORRUPT and readers skip them, as Java does); readers that would otherwise drop the block's records turn
+    it into an UndecodableBlockError naming the file and the offset.
+    """
+
+
+class UnsupportedContentError(BlockDecodeError):
+    """Valid content this package does not read (HFile blocks, Kryo delete blocks, recursive Avro records)."""
+
+
+class UndecodableBlockError(HudiMetaError):
+    """A log block with valid framing whose content cannot be decoded: reading on would drop its records."""
+
+    def __init__(self, path: str, offset: int, block_type: str, reason: str) -> None:
+        reason = " ".join(reason.split())  # one line: fastavro and Arrow messages span several
+        super().__init__(f"cannot decode the {block_type} block at offset {offset} of {path}: {reason}")
+        self.path = path
+        self.offset = offset
+        self.block_type = block_type
+        self.reason = reason

@@ -104,12 +104,9 @@ def generate(spec: StreamSpec) -> Iterator[Batch]:
         )
 
 
-def create_events_table(
-    path: str, buckets: int = 2, min_event_time_header: bool = False, log_max_size: int | None = None
-) -> HudiTable:
+def create_events_table(path: str, buckets: int = 2, min_event_time_header: bool = False) -> HudiTable:
     """A MOR table (version 6, bucket index) for this stream: key `event_id`, ordering and event time `ts`,
-    partitioned by `region`. A small `log_max_size` makes writes roll over to new log file versions."""
-    extra = {"hoodie.logfile.max.size": str(log_max_size)} if log_max_size is not None else {}
+    partitioned by `region`. Every write into it starts a new log file of each slice it touches."""
     return create_table(
         path,
         "events",
@@ -119,7 +116,6 @@ def create_events_table(
         event_time_field="ts",
         buckets=buckets,
         min_event_time_header=min_event_time_header,
-        extra_props=extra,
     )
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.index.db import make_engine
-from hudi_meta.index.indexer import Indexer, table_id_of
+from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import link_rows
+from hudi_meta.index.registry import table_id_of
 from hudi_meta.table.table import HudiTable
 from hudi_meta.times import format_time_ms
 
@@ -26,7 +27,7 @@ def run_quickstart(workdir: Path, batches: int = 6, rows: int = 500) -> None:
     path = str(workdir / "events")
     url = f"sqlite:///{workdir / 'hudi-meta.db'}"
     print(f"1. demo table {path} (MOR, table version 6, bucket index, event time `ts`)")
-    create_events_table(path, buckets=2, log_max_size=64 * 1024)
+    create_events_table(path, buckets=2)
     spark = spark_session("local[2]", "hudi-meta-quickstart")
     watermarks = []
     for batch in generate(StreamSpec(batches=batches, rows_per_batch=rows, late_share=0.15, seed=1)):

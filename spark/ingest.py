@@ -18,6 +18,9 @@ from hudi_meta.table.writer import create_table
 
 @dataclass(frozen=True)
 class IngestOptions:
+    """What `hudi-meta ingest` was asked to do. The table settings (`ordering_field`, `event_time_field`,
+    `partition_field`, `buckets`, `min_event_time_header`) are used only when the table is created."""
+
     table: str
     input: str
     record_key: str
@@ -33,6 +36,7 @@ class IngestOptions:
 
 
 def read_input(spark: SparkSession, path: str) -> DataFrame:
+    """A Parquet or JSON-lines file, or a folder of them, by its name; anything else is a `HudiMetaError`."""
     if not os.path.exists(path):
         raise HudiMetaError(f"no such input: {path}")
     if path.endswith(".parquet") or (os.path.isdir(path) and any(p.endswith(".parquet") for p in os.listdir(path))):
@@ -43,11 +47,13 @@ def read_input(spark: SparkSession, path: str) -> DataFrame:
 
 
 def table_exists(path: str) -> bool:
+    """Whether `path` holds a Hudi table (its `hoodie.properties`), on any storage."""
     storage, base_path = storage_for(path)
     return storage.exists(f"{base_path}/.hoodie/hoodie.properties")
 
 
 def open_or_create(opts: IngestOptions) -> HudiTable:
+    """The table at `opts.table`, created first (MOR, BUCKET index, named after its folder) when missing."""
     if table_exists(opts.table):
         return HudiTable.open(opts.table)
     _, base_path = storage_for(opts.table)
@@ -65,7 +71,12 @@ def open_or_create(opts: IngestOptions) -> HudiTable:
 
 
 def ingest(opts: IngestOptions, spark: SparkSession | None = None) -> Instant:
-    """Check what can be checked before Spark starts, then read the input and write it."""
+    """Write the input into the table as one deltacommit and return its instant.
+
+    Bad input (no table without `create`, another record key, a missing input or column) is a `HudiMetaError`
+    raised before anything is written, and, where it can be known without Spark, before Spark starts.
+    `spark` defaults to a new session on `opts.spark_master`.
+    """
     if table_exists(opts.table):
         keys = HudiTable.open(opts.table).config.record_key_fields
         if keys != (opts.record_key,):

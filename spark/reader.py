@@ -34,7 +34,12 @@ class _SliceReader:
 
 
 def read(spark: SparkSession, base_path: str, query: Query | str = "snapshot") -> DataFrame:
-    """The records of `query` as a DataFrame (one partition per file slice)."""
+    """The records of `query` ("snapshot", "ro", or a `Query` for incremental and time travel) as a DataFrame.
+
+    One partition per file slice, merged by the core's file-group reader, so Spark reads the same rows as
+    `HudiTable.read`. The schema is the newest committed base file's (meta columns included). The slices are
+    planned now, on the driver; they are read when an action runs.
+    """
     table = HudiTable.open(base_path)
     query = Query.of(query)
     reads = table.plan_reads(query)

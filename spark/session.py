@@ -11,7 +11,14 @@ LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
 def spark_session(master: str = "local[2]", app_name: str = "hudi-meta", **conf: str) -> SparkSession:
-    """The session for `master` (local or a standalone cluster URL); `conf` keys use `__` for dots."""
+    """The session every Spark entry point of hudi-meta runs in, for `master` (local or a standalone cluster URL).
+
+    Arrow transfer on (tasks exchange Arrow batches with the core), Python workers on this interpreter (they
+    import the same hudi_meta), session time zone UTC (event times and instants are never shifted), no UI and
+    driver bound to 127.0.0.1. `conf` adds or overrides settings, `__` standing for dots
+    (`spark__local__dir="/tmp/x"`). A session already running in this process is returned instead
+    (`getOrCreate`), keeping its core settings.
+    """
     java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
     builder = (
         SparkSession.builder.master(master)

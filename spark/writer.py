@@ -5,11 +5,17 @@ Rows are routed to (partition, bucket); each Spark task then writes its file gro
 task-level functions: one block per file group into the slice's log file, or, for the first write into a
 bucket, a new file group with a base file (stock readers see every record). The driver commits the
 returned write stats as one deltacommit.
+
+Retried and speculative task attempts (spark.task.maxFailures > 1, spark.speculation) write the same file
+names with the same bytes: a new bucket's file id is derived from (instant, partition, bucket), rows are
+written in record key order, and the core replaces only its own earlier attempt's file. The driver keeps
+the heartbeat of the instant while the job runs and accepts exactly one write stat per file group.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -50,6 +56,7 @@ class _Plan:
     schema: pa.Schema | None  # target Arrow schema with meta columns (None for deletes)
     operation: str
     block_format: str
+    fail_task_attempts: int = 0  # testing hook: attempts numbered below this fail after writing their files
 
     def route(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Add the partition path and bucket of each row."""
@@ -90,10 +97,17 @@ class _Plan:
             stat = self._write_group(part, bucket, data)
             if stat is not None:
                 stats.append(json.dumps(stat.to_dict()))
+        if self.fail_task_attempts:
+            from pyspark import TaskContext
+
+            context = TaskContext.get()
+            if context is not None and context.attemptNumber() < self.fail_task_attempts:
+                raise RuntimeError(f"task attempt {context.attemptNumber()} fails after writing (testing hook)")
         yield pa.RecordBatch.from_pydict({"stat": stats}, schema=pa.schema([("stat", pa.string())]))
 
     def _write_group(self, partition: str, bucket: int, data: pa.Table) -> WriteStat | None:
         target = self.targets.get((partition, bucket))
+        data = _in_key_order(data, self.ctx)  # the same bytes in every attempt of this task
         if self.operation == "delete":
             if target is None:
                 return None  # nothing was ever written to this bucket
@@ -103,9 +117,33 @@ class _Plan:
         if self.operation == "upsert":
             data = _latest_per_key(data, self.ctx)
         if target is None:
-            file_id = bucket_index.new_bucket_file_id(bucket)
+            file_id = _bucket_file_id(self.ctx, partition, bucket)
             return write_new_file_group(self.ctx, partition, data, file_id, self.schema)
         return append_to_file_group(self.ctx, target, data, (), self.block_format, self.schema)
+
+
+def _bucket_file_id(ctx: WriteContext, partition: str, bucket: int) -> str:
+    """The file id of a new bucket's file group: Java's shape (bucket number, then a UUID's tail), the same in
+    every attempt of the task, so a retry rewrites the same base file instead of adding a second file group."""
+    name = uuid.uuid5(uuid.NAMESPACE_URL, f"{ctx.base_path}/{partition}/{bucket}/{ctx.instant}")
+    return f"{bucket:08d}{str(name)[8:]}-0"
+
+
+def _in_key_order(data: pa.Table, ctx: WriteContext) -> pa.Table:
+    """Rows sorted by record key (stable), whatever order the shuffle delivered them in."""
+    keys = pa.array(ctx.record_keys(data), pa.string())
+    return data.take(pc.sort_indices(keys))
+
+
+def _one_stat_per_file_group(stats: list[WriteStat]) -> list[WriteStat]:
+    seen: dict[tuple[str, str], str] = {}
+    for s in stats:
+        previous = seen.setdefault((s.partition_path, s.file_id), s.path)
+        if previous != s.path:
+            raise HudiMetaError(f"two task results for file group {s.file_id}: {previous} and {s.path}")
+    if len(seen) != len(stats):
+        raise HudiMetaError("a file group was reported twice by the tasks")
+    return stats
 
 
 def _conform(data: pa.Table, schema: pa.Schema | None) -> pa.Table:
@@ -151,8 +189,23 @@ def _arrow_schema_of(df: DataFrame) -> pa.Schema:
     return pa.schema([pa.field(f.name, pa.string() if pa.types.is_large_string(f.type) else f.type) for f in schema])
 
 
-def write(df: DataFrame, table: HudiTable, operation: str = "upsert", block_format: str = "avro") -> Instant:
-    """Write `df` into `table` as one deltacommit and return the completed instant."""
+def write(
+    df: DataFrame,
+    table: HudiTable,
+    operation: str = "upsert",
+    block_format: str = "avro",
+    fail_task_attempts: int = 0,
+) -> Instant:
+    """Write `df` into `table` as one deltacommit and return the completed instant.
+
+    `table` must be a MERGE_ON_READ table with a BUCKET index (`create_table(..., buckets=N)`), and `df` must
+    hold the table's columns (for "delete": its record key and partition columns). An upsert keeps, per key,
+    the row with the largest ordering value of the batch; an insert writes the rows as given; a delete writes
+    delete blocks. `block_format` ("avro" or "parquet") is the data block type of log appends. The write is
+    all or nothing: a failed job leaves an inflight instant that the next write rolls back once its heartbeat
+    has expired (live writers are left alone), and retried task attempts rewrite the same files.
+    `fail_task_attempts` is a testing hook (task attempts numbered below it fail after writing).
+    """
     if operation not in OPERATIONS:
         raise HudiMetaError(f"unknown operation {operation!r}: {', '.join(OPERATIONS)}")
     num_buckets = table.config.num_buckets
@@ -160,7 +213,15 @@ def write(df: DataFrame, table: HudiTable, operation: str = "upsert", block_form
         raise HudiMetaError(f"{table.base_path} is not a MERGE_ON_READ table with a BUCKET index")
     rollback_failed_writes(table)
     table.reload()
-    client = WriteClient(table)
+    with WriteClient(table) as client:
+        return _write(df, table, client, operation, block_format, fail_task_attempts)
+
+
+def _write(
+    df: DataFrame, table: HudiTable, client: WriteClient, operation: str, block_format: str, fail_task_attempts: int
+) -> Instant:
+    num_buckets = table.config.num_buckets
+    assert num_buckets is not None
     ctx = client.context
     targets = {
         (part, b): t
@@ -168,7 +229,7 @@ def write(df: DataFrame, table: HudiTable, operation: str = "upsert", block_form
         if (b := bucket_index.bucket_of_file_id(fid)) is not None
     }
     schema = None if operation == "delete" else _target_schema(table, df, ctx)
-    plan = _Plan(ctx, targets, num_buckets, schema, operation, block_format)
+    plan = _Plan(ctx, targets, num_buckets, schema, operation, block_format, fail_task_attempts)
     routed_schema = StructType(
         [*df.schema.fields, StructField(PARTITION_COL, StringType()), StructField(BUCKET_COL, IntegerType())]
     )
@@ -178,6 +239,6 @@ def write(df: DataFrame, table: HudiTable, operation: str = "upsert", block_form
     tasks = max(1, min(num_buckets * len(known_partitions), 256))
     client.begin()
     rows = routed.repartition(tasks, PARTITION_COL, BUCKET_COL).mapInArrow(plan.write, "stat string").collect()
-    client.stats = [WriteStat.from_dict(json.loads(r.stat)) for r in rows]
+    client.stats = _one_stat_per_file_group([WriteStat.from_dict(json.loads(r.stat)) for r in rows])
     client.schema = schema
     return client.commit(operation.upper())

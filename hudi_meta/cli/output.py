@@ -32,30 +32,49 @@ def _cell(value: Any) -> str:
     return str(json_default(value)) if not isinstance(value, str | int | float | bool) else str(value)
 
 
-def write_json(rows: Sequence[dict[str, Any]], out: TextIO = sys.stdout) -> None:
+def write_json(rows: Sequence[dict[str, Any]], out: TextIO | None = None) -> None:
+    out = sys.stdout if out is None else out  # looked up per call: tests and callers replace sys.stdout
     json.dump(list(rows), out, default=json_default, indent=1)
     out.write("\n")
 
 
-def write_jsonl(rows: Iterable[dict[str, Any]], out: TextIO = sys.stdout) -> None:
+def write_jsonl(rows: Iterable[dict[str, Any]], out: TextIO | None = None) -> None:
+    out = sys.stdout if out is None else out  # looked up per call: tests and callers replace sys.stdout
     for row in rows:
         out.write(json.dumps(row, default=json_default))
         out.write("\n")
 
 
-def write_table(rows: Sequence[dict[str, Any]], out: TextIO = sys.stdout, columns: Sequence[str] | None = None) -> None:
-    if not rows:
+def write_table(
+    rows: Sequence[dict[str, Any]], out: TextIO | None = None, columns: Sequence[str] | None = None
+) -> None:
+    write_table_stream([rows], out, columns)
+
+
+def write_table_stream(
+    batches: Iterable[Sequence[dict[str, Any]]], out: TextIO | None = None, columns: Sequence[str] | None = None
+) -> None:
+    """A text table written batch by batch: the columns and widths come from the first rows, so the header is
+    out before later batches are read (a wider value later only pushes its own line)."""
+    out = sys.stdout if out is None else out  # looked up per call: tests and callers replace sys.stdout
+    cols: list[str] | None = list(columns) if columns else None
+    widths: list[int] = []
+    for rows in batches:
+        if not rows:
+            continue
+        if cols is None:
+            cols = list(rows[0].keys())
+        cells = [[_cell(r.get(c)) for c in cols] for r in rows]
+        if not widths:
+            widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+            out.write("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip() + "\n")
+        for row in cells:
+            out.write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() + "\n")
+    if not widths:
         out.write("(no rows)\n")
-        return
-    cols = list(columns or rows[0].keys())
-    cells = [[_cell(r.get(c)) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-    out.write("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip() + "\n")
-    for row in cells:
-        out.write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() + "\n")
 
 
-def write_rows(rows: Sequence[dict[str, Any]], as_json: bool, out: TextIO = sys.stdout) -> None:
+def write_rows(rows: Sequence[dict[str, Any]], as_json: bool, out: TextIO | None = None) -> None:
     if as_json:
         write_json(rows, out)
     else:

@@ -8,7 +8,9 @@ from typing import Any
 
 from hudi_meta.format.log_block import LogBlock
 from hudi_meta.format.log_reader import read_blocks
-from hudi_meta.index.indexer import commit_summary
+from hudi_meta.index.commit_summary import commit_summary
+from hudi_meta.index.event_time_source import HEADER
+from hudi_meta.index.states import BlockStatus, InstantState
 from hudi_meta.table.table import HudiTable
 
 
@@ -18,7 +20,7 @@ def timeline_rows(table: HudiTable) -> list[dict[str, Any]]:
         {
             "requested_time": i.requested_time,
             "action": i.action,
-            "state": i.state.value,
+            "state": InstantState.of(i.state),
             "completion_time": i.completion_time,
             "is_compaction": tl.is_compaction(i.requested_time),
             "summary": commit_summary(table, i),
@@ -61,11 +63,13 @@ def block_rows(table: HudiTable) -> list[dict[str, Any]]:
     rows = []
     for path, b in found:
         if b.is_corrupt:
-            status = "corrupt"
+            status = BlockStatus.CORRUPT
         elif b.instant_time in rolled_back:
-            status = "rolled_back"
+            status = BlockStatus.ROLLED_BACK
+        elif b.instant_time and inputs.is_committed(b.instant_time):
+            status = BlockStatus.COMMITTED
         else:
-            status = "committed" if b.instant_time and inputs.is_committed(b.instant_time) else "uncommitted"
+            status = BlockStatus.UNCOMMITTED
         rows.append(
             {
                 "file": path,
@@ -76,7 +80,7 @@ def block_rows(table: HudiTable) -> list[dict[str, Any]]:
                 "target_instant": b.target_instant_time,
                 "min_event_time": b.min_event_time,
                 "max_event_time": None,
-                "min_event_time_source": "header" if b.min_event_time is not None else None,
+                "min_event_time_source": HEADER if b.min_event_time is not None else None,
                 "record_count": b.record_count,
                 "status": status,
             }

@@ -1,15 +1,22 @@
-"""Execute a compaction plan: one task per operation (engines distribute them), then one commit.
+"""Execute a compaction plan: one task per operation (engines distribute them), then links, then one commit.
 
-A task merges the slice's base file with the planned log files, writes `<fileId>_<token>_<C>.parquet`
-(exact mode: records after T go to `.F_C.log.1_...` instead) and creates the links. Every step is
-idempotent (files are created atomically and skipped when present), so re-running after a crash at any
-point finishes the compaction; the atomic create of `<C>.commit` is the single commit point, and a
-completed compaction is never executed again.
+A task merges the slice's base file with the planned log files and writes `<fileId>_<token>_<C>.parquet`
+(exact mode: records after T go to `.F_C.log.1_...` as well). Every step is idempotent (files are created
+atomically and skipped when present), so re-running after a crash at any point finishes the compaction; the
+atomic create of `<C>.commit` is the single commit point, and a completed compaction is never executed again.
+
+Links are made by the driver after every task, right before the commit. Until the commit, Java Hudi reads a
+pending compaction's slice together with the slice before it, so a link existing then repeats that slice's
+records for stock readers (our readers skip a pending plan's links). That window is what is left: 7 ms for
+50 symlinks, 0.1 s for 50 copies of 1 MB (`bench/bench_link_window.py`). Copies stay byte-identical to
+their targets (rewriting their blocks with the compaction's instant would hide them from stock readers until
+the commit, but would make them new data for incremental readers and break `check`'s byte comparison).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import posixpath
 import signal
@@ -18,40 +25,59 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_meta.compaction.layout import plan_layout
+from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.avro_arrow import arrow_to_avro_records
+from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
-from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName
+from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
 from hudi_meta.format.links import (
-    EXACT_KEY,
+    EXACT_RESULT_KEY,
     MODE_KEY,
     SYMLINK_OPERATIONS_KEY,
     THRESHOLD_KEY,
     THRESHOLD_PARAM,
-    exact_log_name,
+    carry_log_name,
+    has_carry_log,
+    is_exact,
 )
-from hudi_meta.format.log_writer import avro_data_block
+from hudi_meta.format.log_writer import avro_data_block, delete_block
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.config import TableConfig
-from hudi_meta.table.event_time import to_epoch_ms
-from hudi_meta.table.file_group_reader import ReadStats, read_file_slice
-from hudi_meta.table.instant import Action, Instant
+from hudi_meta.table.file_group_reader import MergeMode, MergeSpec, ReadStats, is_natural_order, read_slice_records
+from hudi_meta.table.fs_view import is_committed
+from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.writer import WriteContext
 
 FILE_NAME_COLUMN = "_hoodie_file_name"
 CRASH_AT_ENV = "HUDI_META_CRASH_AT"  # failure injection for crash tests: kill -9 this process at a named step
+CRASH_POINTS = ("after-base-file", "after-link", "before-commit")
+_crash_hook: Callable[[str], None] | None = None
+
+
+def set_crash_hook(hook: Callable[[str], None] | None) -> None:
+    """Failure injection inside one process (tests): `hook(step)` runs at every crash point and may raise to
+    stop the compaction there, leaving the table as a kill -9 at that point would."""
+    global _crash_hook
+    _crash_hook = hook
 
 
 def _crash_point(step: str) -> None:
     if os.environ.get(CRASH_AT_ENV) == step:
         os.kill(os.getpid(), signal.SIGKILL)
+    if _crash_hook is not None:
+        _crash_hook(step)
 
+
+log = logging.getLogger(__name__)
+INEXACT_KEYS_FIELD = "hudiMetaInexactKeys"  # in a task's result beside the write stat
+THRESHOLD_CAP_FIELD = "hudiMetaThresholdCap"  # in a task's result: the threshold its slice supports, if below T
 
 MapTasks = Callable[
     [Callable[[CompactionOperation], dict[str, Any]], Sequence[CompactionOperation]], list[dict[str, Any]]
@@ -65,31 +91,30 @@ class CompactionContext:
     base_path: str
     props: dict[str, str]
     instant: str
-    committed: frozenset[str]  # instants whose blocks the merge may use (completed before the compaction)
-    mode: str
+    completed: frozenset[str]  # instants completed on the active timeline when the run started
+    first_active_instant: str | None  # older instants were archived: committed (`fs_view.is_committed`)
     exact: bool
     threshold_ms: int | None
+    carry: bool = True  # the plan keeps version 1 of its slices for the carry log
 
     def __call__(self, op: CompactionOperation) -> dict[str, Any]:
-        return compact_operation(self, op).to_dict()
+        stat, inexact_keys, cap = compact_operation(self, op)
+        return {**stat.to_dict(), INEXACT_KEYS_FIELD: inexact_keys, THRESHOLD_CAP_FIELD: cap}
+
+    def committed(self, instant: str) -> bool:
+        """Blocks of the log files that stay: committed when the run started (later ones too)."""
+        return is_committed(instant, self.completed, self.first_active_instant)
+
+    def visible(self, instant: str) -> bool:
+        """Blocks the merge uses: committed before the compaction instant (archived ones included)."""
+        return instant < self.instant and is_committed(instant, self.completed, self.first_active_instant)
 
 
-def _visible(ctx: CompactionContext) -> Callable[[str], bool]:
-    return lambda instant: instant in ctx.committed and instant < ctx.instant
+def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[WriteStat, int, int | None]:
+    """Run one operation: the new base file and the carry log (compaction/layout.py). Returns its write stat,
+    the number of keys exact mode could not make exact, and the threshold the slice supports when below T.
 
-
-def _split_exact(records: pa.Table, ctx: CompactionContext) -> tuple[pa.Table, pa.Table]:
-    """(records with event time <= T, records after T) for exact mode."""
-    field = TableConfig(ctx.props).event_time_field
-    if not ctx.exact or field is None or ctx.threshold_ms is None or field not in records.column_names:
-        return records, records.schema.empty_table()
-    times = [to_epoch_ms(v) for v in records.column(field).to_pylist()]
-    after = pa.array([t is not None and t > ctx.threshold_ms for t in times], pa.bool_())
-    return records.filter(pc.invert(after)), records.filter(after)
-
-
-def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> WriteStat:
-    """Run one operation: new base file (and exact log), then links; return its write stat."""
+    Links are not made here: the driver makes them right before the commit (see `run_compaction`)."""
     storage = storage_for(ctx.base_path)[0]
     partition = op.partition_path or ""
     directory = posixpath.join(ctx.base_path, partition) if partition else ctx.base_path
@@ -99,16 +124,42 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> WriteS
 
     stats = ReadStats()
     config = TableConfig(ctx.props)
-    merged = read_file_slice(
+    spec = config.merge_spec()
+    records = read_slice_records(
         storage,
         ctx.base_path,
         rel(op.data_file_path) if op.data_file_path else None,
         [rel(n) for n in op.delta_file_paths],
-        config.merge_spec(),
-        _visible(ctx),
+        spec,
+        ctx.visible,
         stats,
     )
-    base_records, after = _split_exact(merged, ctx)
+    rest = None
+    if order_sensitive(spec):  # the rest of the slice decides which layout keeps the snapshot
+        rest_files = [rel(n) for n in _rest_log_files(storage, directory, op, ctx)]
+        rest = read_slice_records(storage, ctx.base_path, None, rest_files, spec, ctx.committed, schema=records.schema)
+    layout = plan_layout(
+        records,
+        rest,
+        spec,
+        partition,
+        exact=ctx.exact,
+        carry_allowed=ctx.carry,
+        event_time_field=config.event_time_field,
+        threshold_ms=ctx.threshold_ms,
+    )
+    if layout.inexact_keys:
+        log.warning(
+            "compaction %s, file group %s: %d keys are not exact (the version as of T cannot sit under the later "
+            "ones by the table's merge rules): %s",
+            ctx.instant,
+            op.file_id,
+            len(layout.inexact_keys),
+            ", ".join(layout.inexact_keys[:5]),
+        )
+    if layout.carry.num_rows or layout.carry_deletes:
+        _write_carry_log(ctx, storage, directory, op, layout.carry, layout.carry_deletes)
+    base_records = layout.base
     name = BaseFileName(op.file_id, UNKNOWN_WRITE_TOKEN, ctx.instant).name
     path = posixpath.join(directory, name)
     if FILE_NAME_COLUMN in base_records.column_names:
@@ -121,19 +172,8 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> WriteS
         pq.write_table(base_records, sink)
         storage.create_atomic(path, sink.getvalue().to_pybytes())
     _crash_point("after-base-file")
-    if after.num_rows:
-        _write_exact_log(ctx, storage, directory, op, after)
-    for link in op.symlink_operations:
-        link_path = posixpath.join(directory, link.symlink)
-        if storage.exists(link_path):
-            continue
-        if ctx.mode == "symlink":
-            storage.symlink(link.target, link_path)
-        else:
-            storage.copy_atomic(posixpath.join(directory, link.target), link_path)
-        _crash_point("after-link")
     size = storage.size(path)
-    return WriteStat(
+    stat = WriteStat(
         file_id=op.file_id,
         path=rel(name),
         prev_commit=op.base_instant_time or "null",
@@ -150,20 +190,104 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> WriteS
         total_rollback_blocks=stats.rollback_blocks,
         file_size_in_bytes=size,
     )
+    return stat, len(layout.inexact_keys), layout.threshold_cap_ms
 
 
-def _write_exact_log(
-    ctx: CompactionContext, storage: Storage, directory: str, op: CompactionOperation, after: pa.Table
+def order_sensitive(spec: MergeSpec) -> bool:
+    """Whether a record merges differently as a base record than as a log record (so a partial compaction must
+    look at the log files it keeps): ordering values decide, and base and log records merge by different rules."""
+    return spec.ordering_field is not None and spec.merge_mode is not MergeMode.COMMIT_TIME_ORDERING
+
+
+def _rest_log_files(storage: Storage, directory: str, op: CompactionOperation, ctx: CompactionContext) -> list[str]:
+    """The log files that stay after the new base file, in log order: the kept files (the links' physical
+    targets) and those writers appended into the compaction's slice while it was pending."""
+    reserved = {s.symlink for s in op.symlink_operations} | {carry_log_name(op.file_id, ctx.instant)}
+    appended = []
+    for info in storage.list_dir(directory):
+        parsed = LogFileName.try_parse(info.name)
+        if parsed and parsed.file_id == op.file_id and parsed.instant == ctx.instant and info.name not in reserved:
+            appended.append(parsed)
+    return [s.target for s in op.symlink_operations] + [p.name for p in sorted(appended, key=LogFileName.sort_key)]
+
+
+def _write_carry_log(
+    ctx: CompactionContext,
+    storage: Storage,
+    directory: str,
+    op: CompactionOperation,
+    data: pa.Table,
+    deletes: Sequence[DeleteRecord],
 ) -> None:
-    """Records after T, written as one block of the compaction instant into `.F_C.log.1_...`."""
-    name = exact_log_name(op.file_id, ctx.instant)
+    """The carry log `.F_C.log.1_...`: a data block and a delete block of the compaction instant, created at once."""
+    name = carry_log_name(op.file_id, ctx.instant)
     path = posixpath.join(directory, name)
     if storage.exists(path):
         return
-    writer_ctx = WriteContext(ctx.base_path, posixpath.join(ctx.base_path, ".hoodie"), ctx.props, ctx.instant)
-    schema_json = writer_ctx.avro_schema(after.schema)
-    block = avro_data_block(arrow_to_avro_records(after), schema_json, ctx.instant)
-    storage.create_atomic(path, block.data)
+    blocks = []
+    if data.num_rows:
+        writer_ctx = WriteContext(ctx.base_path, posixpath.join(ctx.base_path, ".hoodie"), ctx.props, ctx.instant)
+        schema_json = writer_ctx.avro_schema(data.schema)
+        blocks.append(avro_data_block(arrow_to_avro_records(data), schema_json, ctx.instant).data)
+    # one delete block per kind of ordering value: the carried deletes come from different writes, and hudi-rs
+    # refuses a block whose ordering values mix types (Java's writers never mix them in one block either)
+    kinds: dict[str, list[DeleteRecord]] = {}
+    for d in deletes:
+        kind = "natural" if is_natural_order(d.ordering_value) else type(d.ordering_value).__name__
+        kinds.setdefault(kind, []).append(d)
+    for same_kind in kinds.values():
+        blocks.append(delete_block(same_kind, ctx.instant).data)
+    storage.create_atomic(path, b"".join(blocks))
+
+
+def make_links(table: HudiTable, plan: CompactionPlan, mode: str) -> int:
+    """Create the plan's links (symlinks, or copies of the physical files); existing ones are kept."""
+    made = 0
+    for op in plan.operations:
+        partition = op.partition_path or ""
+        directory = posixpath.join(table.base_path, partition) if partition else table.base_path
+        for link in op.symlink_operations:
+            link_path = posixpath.join(directory, link.symlink)
+            if table.storage.exists(link_path) or table.storage.link_target(link_path) is not None:
+                continue
+            if mode == "symlink":
+                table.storage.symlink(link.target, link_path)
+            else:
+                table.storage.copy_atomic(posixpath.join(directory, link.target), link_path)
+            made += 1
+            _crash_point("after-link")
+    return made
+
+
+def check_plan_inputs(table: HudiTable, plan: CompactionPlan, instant: str) -> None:
+    """Refuse to commit when the slices being compacted gained log files after the plan was made, or a
+    write that may still add some is pending: their records would be neither merged nor linked."""
+    table.reload()
+    older = [
+        i.requested_time
+        for i in table.timeline.pending()
+        if i.action in WRITE_ACTIONS
+        and i.requested_time < instant
+        and not table.timeline.is_compaction(i.requested_time)
+    ]
+    if older:
+        raise HudiMetaError(
+            f"write {older[0]} is still pending and older than compaction {instant}: let it finish (or roll it "
+            f"back if its writer died), then run the compaction again"
+        )
+    groups = {(fg.partition, fg.file_id): fg for fg in table.all_file_groups()}
+    for op in plan.operations:
+        fg = groups.get((op.partition_path or "", op.file_id))
+        old = fg.slices.get(op.base_instant_time or "") if fg is not None else None
+        if old is None:
+            continue
+        known = len(op.delta_file_paths) + len(op.symlink_operations)
+        if len(old.log_files) > known:
+            unknown = sorted(lf.name for lf in old.log_files if lf.name not in op.delta_file_paths)
+            raise HudiMetaError(
+                f"slice {op.base_instant_time} of file group {op.file_id} gained log files after compaction "
+                f"{instant} was planned ({', '.join(unknown)}); unschedule it and schedule again"
+            )
 
 
 def _sequential(
@@ -181,8 +305,6 @@ def oldest_pending(table: HudiTable) -> str:
 
 def run_compaction(table: HudiTable, instant: str | None = None, map_tasks: MapTasks = _sequential) -> Instant:
     """Execute the plan of `instant` (default: the oldest pending one) and commit it."""
-    from hudi_meta.compaction.schedule import check_compactable
-
     check_compactable(table)
     instant = instant or oldest_pending(table)
     tl = table.timeline
@@ -200,12 +322,14 @@ def run_compaction(table: HudiTable, instant: str | None = None, map_tasks: MapT
         base_path=table.base_path,
         props=dict(table.config.props),
         instant=instant,
-        committed=frozenset(t for t in inputs.completed if t < instant),
-        mode=params.get(MODE_KEY, "symlink"),
-        exact=params.get(EXACT_KEY, "false") == "true",
+        completed=frozenset(inputs.completed),
+        first_active_instant=inputs.first_active_instant,
+        exact=is_exact(plan),
+        carry=has_carry_log(plan),
         threshold_ms=int(params[THRESHOLD_PARAM]) if THRESHOLD_PARAM in params else None,
     )
-    stats = [WriteStat.from_dict(d) for d in map_tasks(ctx, list(plan.operations))]
+    results = map_tasks(ctx, list(plan.operations))
+    stats = [WriteStat.from_dict(d) for d in results]
     links = [
         {"partition_path": op.partition_path or "", "symlink": s.symlink, "target": s.target}
         for op in plan.operations
@@ -213,15 +337,23 @@ def run_compaction(table: HudiTable, instant: str | None = None, map_tasks: MapT
     ]
     extra = {SYMLINK_OPERATIONS_KEY: json.dumps(links)}
     if ctx.threshold_ms is not None:
-        extra[THRESHOLD_KEY] = str(ctx.threshold_ms)
+        caps = [int(d[THRESHOLD_CAP_FIELD]) for d in results if d.get(THRESHOLD_CAP_FIELD) is not None]
+        extra[THRESHOLD_KEY] = str(min([ctx.threshold_ms, *caps]))
+    if ctx.exact:
+        extra[EXACT_RESULT_KEY] = str(not any(d.get(INEXACT_KEYS_FIELD) for d in results)).lower()
     writes = table.timeline.completed_writes()
     schema = table.timeline.commit_metadata(writes[-1]).schema if writes else None
     if schema:
         extra["schema"] = schema
-    _crash_point("before-commit")
     metadata = CommitMetadata(compacted=True, operation_type="COMPACT", extra_metadata=extra)
     for s in stats:
         metadata.partition_to_write_stats.setdefault(s.partition_path, []).append(s)
-    completed = writer.complete(Action.COMPACTION, instant, metadata.to_json())
+    content = metadata.to_json()
+    check_plan_inputs(table, plan, instant)
+    # Links last, right before the commit: until the commit, stock readers merge the pending slice with the
+    # one before it and would read a link's records twice (ours skip planned links; see fs_view).
+    make_links(table, plan, params.get(MODE_KEY, "symlink"))
+    _crash_point("before-commit")
+    completed = writer.complete(Action.COMPACTION, instant, content)
     table.reload()
     return completed

@@ -11,11 +11,15 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text, update
 
-from hudi_meta.errors import HudiMetaError, UnsupportedTableError
+from hudi_meta.compaction.candidates import candidate_slices
+from hudi_meta.compaction.preconditions import check_compactable
+from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionPlan
-from hudi_meta.index.indexer import Indexer, event_time_field_of, record_plan
+from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import TableRecord, table_of
-from hudi_meta.index.snapshot import candidate_slices
+from hudi_meta.index.registry import event_time_field_of
+from hudi_meta.index.states import PlanState
+from hudi_meta.index.timeline import record_plan
 from hudi_meta.planning import triggers
 from hudi_meta.planning.plan import build_plan
 from hudi_meta.planning.strategies import (
@@ -23,11 +27,13 @@ from hudi_meta.planning.strategies import (
     EventTimeBasedCompactionStrategy,
     LogFileSizeBasedCompactionStrategy,
     UnBoundedCompactionStrategy,
+    achieved_threshold,
     plan_operations,
 )
-from hudi_meta.table.instant import Action
+from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.times import format_time_ms
 
 STRATEGIES = ("event-time", "log-file-size", "unbounded")
 MODES = ("symlink", "copy")
@@ -36,6 +42,9 @@ DATA_LATENCY_KEY = "hoodie.compaction.event.time.data.latency"
 
 @dataclass(frozen=True)
 class ScheduleRequest:
+    """What to schedule: a strategy (event-time needs a threshold T, given or as now - data latency), the
+    link mode, exact mode and the trigger that decides whether to schedule at all."""
+
     threshold_ms: int | None = None
     data_latency_ms: int | None = None
     mode: str = "symlink"
@@ -44,6 +53,37 @@ class ScheduleRequest:
     trigger: str = triggers.EVENT_TIME_TRIGGER
     log_file_size_threshold: int = 0
 
+    def validate(self, now_ms: int) -> None:
+        """Refuse values that would write a plan the store cannot hold or publish a freshness that is false."""
+        if self.strategy not in STRATEGIES:
+            raise HudiMetaError(f"unknown strategy {self.strategy!r}: {', '.join(STRATEGIES)}")
+        if self.mode not in MODES:
+            raise HudiMetaError(f"unknown mode {self.mode!r}: {', '.join(MODES)}")
+        if self.trigger not in triggers.TRIGGERS:
+            raise HudiMetaError(f"unknown trigger {self.trigger!r}: {', '.join(triggers.TRIGGERS)}")
+        if self.threshold_ms is not None and self.data_latency_ms is not None:
+            raise HudiMetaError("give either a threshold or a data latency, not both")
+        if self.strategy != "event-time" and (self.threshold_ms is not None or self.data_latency_ms is not None):
+            raise HudiMetaError(f"the {self.strategy} strategy takes no threshold or data latency")
+        if self.exact and self.strategy != "event-time":
+            raise HudiMetaError("exact mode needs the event-time strategy")
+        if self.threshold_ms is not None:
+            check_threshold(self.threshold_ms, now_ms)
+        if self.data_latency_ms is not None and not 0 <= self.data_latency_ms <= now_ms:
+            raise HudiMetaError(
+                f"data latency {self.data_latency_ms} ms is out of range: it must be at least 0 and put the "
+                "threshold (now - latency) after 1970"
+            )
+
+
+def check_threshold(threshold_ms: int, now_ms: int) -> None:
+    """A threshold before 1970 or after now is refused: no record can be known complete past now."""
+    if threshold_ms < 0:
+        raise HudiMetaError(f"threshold {threshold_ms} is before 1970")
+    if threshold_ms > now_ms:
+        shown = format_time_ms(threshold_ms) if threshold_ms < 253_402_300_800_000 else str(threshold_ms)
+        raise HudiMetaError(f"threshold {shown} is after now ({format_time_ms(now_ms)}): it would overstate freshness")
+
 
 @dataclass(frozen=True)
 class ScheduleResult:
@@ -51,21 +91,6 @@ class ScheduleResult:
     reason: str
     plan: CompactionPlan | None = None
     threshold_ms: int | None = None
-
-
-def check_compactable(table: HudiTable) -> None:
-    """Refuse tables we cannot compact, with the setting to change."""
-    cfg = table.config
-    if cfg.metadata_partitions:
-        raise UnsupportedTableError(
-            f"{table.base_path} has the Hudi metadata table enabled (hoodie.table.metadata.partitions="
-            f"{','.join(cfg.metadata_partitions)}); disable it (hoodie.metadata.enable=false) to compact with hudi-meta"
-        )
-    if not cfg.is_mor or cfg.version != 6:
-        raise UnsupportedTableError(
-            f"{table.base_path}: compaction needs a MERGE_ON_READ table version 6 "
-            f"(this is {cfg.table_type} version {cfg.version})"
-        )
 
 
 @contextmanager
@@ -100,10 +125,28 @@ def _threshold(request: ScheduleRequest, table: HudiTable, now_ms: int) -> int |
         return request.threshold_ms
     latency = request.data_latency_ms
     if latency is None and DATA_LATENCY_KEY in table.config.props:
-        latency = int(table.config.props[DATA_LATENCY_KEY])
+        text_value = table.config.props[DATA_LATENCY_KEY]
+        if not text_value.strip().isdigit():
+            raise HudiMetaError(f"{DATA_LATENCY_KEY}={text_value!r} in hoodie.properties is not a number of ms")
+        latency = int(text_value)
     if latency is None:
         raise HudiMetaError("an event-time compaction needs --threshold T or --data-latency D")
     return now_ms - latency
+
+
+def refuse_pending_writes(table: HudiTable) -> None:
+    """Refuse while a write is pending, as Java Hudi does ("Earliest write inflight instant time must be later
+    than compaction time"): its blocks land in the slice being compacted after the plan is made, and the
+    compaction would neither merge nor link them."""
+    tl = table.timeline
+    pending = [i for i in tl.pending() if i.action in WRITE_ACTIONS and not tl.is_compaction(i.requested_time)]
+    if pending:
+        first = pending[0]
+        raise HudiMetaError(
+            f"{first.action} {first.requested_time} is still {first.state.value} on {table.base_path}: a compaction "
+            "scheduled now would lose its records; let it finish (a failed write is rolled back by the next write "
+            "once its heartbeat expires) and schedule again"
+        )
 
 
 def _facts(table: HudiTable) -> triggers.TriggerFacts:
@@ -128,12 +171,13 @@ def schedule_compaction(
 ) -> ScheduleResult:
     """Plan a compaction from the (freshly indexed) store; write and record it, or say why not."""
     check_compactable(table)
-    if request.mode not in MODES:
-        raise HudiMetaError(f"unknown mode {request.mode!r}: {', '.join(MODES)}")
+    now_ms = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    request.validate(now_ms)
     if request.mode == "symlink" and not table.storage.supports_symlinks:
         raise HudiMetaError(f"{table.base_path} is on a store without symlinks: use --mode copy")
-    now_ms = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
     threshold = _threshold(request, table, now_ms)
+    if threshold is not None:
+        check_threshold(threshold, now_ms)
     indexer = Indexer(engine, table)
     indexer.run()
     assert indexer.table_id is not None
@@ -148,13 +192,23 @@ def schedule_compaction(
         decision = triggers.decide(request.trigger, _facts(table))
         if not decision.allowed:
             return ScheduleResult(None, decision.reason, threshold_ms=threshold)
+        refuse_pending_writes(table)
         instant = new_instant_time(i.requested_time for i in table.timeline.instants)
         strategy = _strategy(request, threshold)
-        operations = plan_operations(candidate_slices(engine, table_id, instant), strategy)
+        slices = candidate_slices(engine, table_id, instant)
+        operations = plan_operations(slices, strategy)
+        if isinstance(strategy, EventTimeBasedCompactionStrategy):
+            achieved = achieved_threshold(slices, operations, strategy.threshold_ms)
+            if achieved.threshold_ms is None:
+                raise HudiMetaError(
+                    f"cannot guarantee a threshold: {achieved.reason} (see `hudi-meta show blocks {table.base_path}`)"
+                )
+            threshold = achieved.threshold_ms
+            strategy = EventTimeBasedCompactionStrategy(threshold_ms=threshold)  # the plan records what it achieves
         if not operations:
             return ScheduleResult(None, "nothing to compact", threshold_ms=threshold)
         plan = build_plan(operations, strategy, instant, request.mode, request.exact)
         TimelineWriter(table.storage, table.timeline_path).request(Action.COMPACTION, instant, plan.to_bytes())
-        record_plan(conn, table_id, instant, plan, "requested")
+        record_plan(conn, table_id, instant, plan, PlanState.REQUESTED)
     table.reload()
     return ScheduleResult(instant, f"{len(plan.operations)} operations", plan, threshold)

@@ -2,6 +2,11 @@
 
 Avro data content: int32 version, int32 record count, then per record int32 length + raw Avro datum
 written with the SCHEMA header. Delete content: int32 version, int32 length, Avro `HoodieDeleteRecordList`.
+
+Content that cannot be decoded raises BlockDecodeError (UnsupportedContentError for content this package does
+not read). A reader must not skip such a block as if it were corrupt (Java fails on it too): it raises
+`undecodable_block_error(path, block, error)`, an UndecodableBlockError naming the file, offset and reason.
+Only framing damage (log_reader's CORRUPT blocks) is skipped.
 """
 
 from __future__ import annotations
@@ -19,12 +24,30 @@ import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_meta.format.avro_arrow import arrow_schema_from_avro_json, records_to_arrow
+from hudi_meta.errors import BlockDecodeError, UndecodableBlockError, UnsupportedContentError
+from hudi_meta.format.avro_arrow import (
+    AvroUnionBranch,
+    arrow_schema_from_avro_json,
+    decoding_schema,
+    records_to_arrow,
+)
 from hudi_meta.format.log_block import BLOCK_CONTENT_VERSION, BlockType, LogBlock
 
-
-class BlockDecodeError(ValueError):
-    """A block whose framing is valid but whose content cannot be decoded."""
+__all__ = [
+    "BlockDecodeError",
+    "DeleteRecord",
+    "UnsupportedContentError",
+    "decode_avro_records",
+    "decode_data_block",
+    "decode_data_block_at",
+    "decode_delete_block_at",
+    "decode_delete_records",
+    "decode_parquet",
+    "encode_avro_records",
+    "encode_delete_records",
+    "encode_parquet",
+    "undecodable_block_error",
+]
 
 
 @lru_cache(maxsize=256)
@@ -32,15 +55,27 @@ def parsed_schema(schema_json: str) -> Any:
     return fastavro.parse_schema(json.loads(schema_json))
 
 
+@lru_cache(maxsize=256)
+def _parsed_decoding_schema(schema_json: str) -> Any:
+    return fastavro.parse_schema(decoding_schema(json.loads(schema_json)))
+
+
 # ---- Avro data blocks -------------------------------------------------------------------------------
 
 
 def decode_avro_records(content: bytes, schema_json: str) -> list[dict[str, Any]]:
-    """Decode Avro data block content into records (dicts), using the block's SCHEMA header."""
+    """Decode Avro data block content into records, using the block's SCHEMA header.
+
+    Records come in the form `records_to_arrow` takes (see avro_arrow.decoding_schema): temporal logical types
+    as their stored integers, multi-branch unions as `(branch tag, {"v": value})`. Each record is read from its
+    own length-prefixed slice, as Java reads it: a datum running past its length is an error, bytes left over
+    after it are skipped (Java skips them too).
+    """
     try:
         version, count = struct.unpack_from(">ii", content, 0)
-        schema = parsed_schema(schema_json)
-        buf = io.BytesIO(content)
+        schema = _parsed_decoding_schema(schema_json)
+        if count < 0:
+            raise BlockDecodeError(f"negative record count {count}")
         pos = 8
         records: list[dict[str, Any]] = []
         for _ in range(count):
@@ -48,8 +83,10 @@ def decode_avro_records(content: bytes, schema_json: str) -> list[dict[str, Any]
             pos += 4
             if length < 0 or pos + length > len(content):
                 raise BlockDecodeError("record length past content end")
-            buf.seek(pos)
-            record = fastavro.schemaless_reader(buf, schema, None)
+            buf = io.BytesIO(content[pos : pos + length])
+            record = fastavro.schemaless_reader(
+                buf, schema, None, return_record_name=True, return_record_name_override=True
+            )
             if not isinstance(record, dict):
                 raise BlockDecodeError("Avro data block record is not a record")
             records.append(record)
@@ -62,7 +99,14 @@ def decode_avro_records(content: bytes, schema_json: str) -> list[dict[str, Any]
 
 
 def encode_avro_records(records: list[dict[str, Any]], schema_json: str) -> bytes:
+    """Avro data block content (version 3) of `records` in the writer schema `schema_json`.
+
+    Values may hold AvroUnionBranch (from avro_arrow.to_avro_value): they are written to exactly that branch.
+    """
     schema = parsed_schema(schema_json)
+    if _has_multi_union(schema_json):
+        named = schema.get("__named_schemas", {})
+        records = [_resolve_branches(r, schema, named) for r in records]
     parts = [struct.pack(">ii", BLOCK_CONTENT_VERSION, len(records))]
     for record in records:
         buf = io.BytesIO()
@@ -73,12 +117,56 @@ def encode_avro_records(records: list[dict[str, Any]], schema_json: str) -> byte
     return b"".join(parts)
 
 
+@lru_cache(maxsize=256)
+def _has_multi_union(schema_json: str) -> bool:
+    return "hudi_meta_union_branch" in json.dumps(decoding_schema(json.loads(schema_json)))
+
+
+def _branch_name(schema: Any) -> str:
+    """The name fastavro's `(name, value)` union notation uses for a (parsed) branch schema."""
+    if isinstance(schema, str):
+        return schema
+    kind = schema["type"]
+    if kind in ("record", "error", "enum", "fixed"):
+        return str(schema["name"])
+    return str(kind)
+
+
+def _resolve_branches(value: Any, schema: Any, named: dict[str, Any]) -> Any:
+    """`value` with every AvroUnionBranch replaced by fastavro's `(branch name, value)` notation."""
+    if value is None:
+        return None
+    if isinstance(schema, str):
+        return _resolve_branches(value, named[schema], named) if schema in named else value
+    if isinstance(schema, list):
+        branches = [b for b in schema if b != "null"]
+        if isinstance(value, AvroUnionBranch):
+            if not 0 <= value.index < len(branches):
+                raise ValueError(f"union branch {value.index} not in {schema}")
+            branch = branches[value.index]
+            return (_branch_name(branch), _resolve_branches(value.value, branch, named))
+        if len(branches) == 1:  # named too: fastavro cannot pick a branch by value around a tagged one
+            return (_branch_name(branches[0]), _resolve_branches(value, branches[0], named))
+        return value
+    kind = schema["type"]
+    if isinstance(kind, (dict, list)):
+        return _resolve_branches(value, kind, named)
+    if kind in ("record", "error") and isinstance(value, dict):
+        types = {f["name"]: f["type"] for f in schema["fields"]}
+        return {k: _resolve_branches(v, types[k], named) if k in types else v for k, v in value.items()}
+    if kind == "array" and isinstance(value, list):
+        return [_resolve_branches(v, schema["items"], named) for v in value]
+    if kind == "map" and isinstance(value, dict):
+        return {k: _resolve_branches(v, schema["values"], named) for k, v in value.items()}
+    return value
+
+
 # ---- Parquet data blocks ----------------------------------------------------------------------------
 
 
 def decode_parquet(content: bytes) -> pa.Table:
     try:
-        table = pq.read_table(pa.BufferReader(content))
+        table = pq.ParquetFile(pa.BufferReader(content), pre_buffer=False).read()
         _ = table.schema.names  # damaged column names only fail when decoded: fail here, not later
         return table
     except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
@@ -197,7 +285,7 @@ def decode_delete_records(content: bytes) -> list[DeleteRecord]:
     except struct.error as e:
         raise BlockDecodeError("delete block shorter than its header") from e
     if version < 3:
-        raise BlockDecodeError(f"delete block version {version} is Kryo-serialised (Java only); not readable")
+        raise UnsupportedContentError(f"delete block version {version} is Kryo-serialised (Java only); not readable")
     payload = content[8 : 8 + length]
     if len(payload) != length:
         raise BlockDecodeError("delete block payload truncated")
@@ -262,7 +350,28 @@ def _decode_data_block(block: LogBlock, content: bytes, schema: pa.Schema | None
     if block.block_type == BlockType.PARQUET_DATA:
         table = decode_parquet(content)
         return table if schema is None else conform(table, schema)
-    raise BlockDecodeError(f"{block.block_type.name} blocks are not supported (metadata-table HFile blocks)")
+    raise UnsupportedContentError(f"{block.block_type.name} blocks are not supported (metadata-table HFile blocks)")
+
+
+def undecodable_block_error(path: str, block: LogBlock, error: BlockDecodeError) -> UndecodableBlockError:
+    """The error a reader raises (`raise undecodable_block_error(...) from error`) instead of skipping the block."""
+    return UndecodableBlockError(path, block.offset, block.block_type.name, str(error))
+
+
+def decode_data_block_at(path: str, block: LogBlock, content: bytes, schema: pa.Schema | None = None) -> pa.Table:
+    """decode_data_block for the block at `block.offset` of `path`: failures are UndecodableBlockError."""
+    try:
+        return decode_data_block(block, content, schema)
+    except BlockDecodeError as e:
+        raise undecodable_block_error(path, block, e) from e
+
+
+def decode_delete_block_at(path: str, block: LogBlock, content: bytes) -> list[DeleteRecord]:
+    """decode_delete_records for the block at `block.offset` of `path`: failures are UndecodableBlockError."""
+    try:
+        return decode_delete_records(content)
+    except BlockDecodeError as e:
+        raise undecodable_block_error(path, block, e) from e
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -26,7 +26,9 @@ def _snake(name: str) -> str:
 
 @dataclass
 class WriteStat:
-    """HoodieWriteStat plus the HoodieDeltaWriteStat fields (log version, offset, files)."""
+    """HoodieWriteStat plus the HoodieDeltaWriteStat fields (log version, offset, files): what one write did to
+    one file group. The indexer takes `min_event_time` (epoch ms, as Java converts it) as the second source of a
+    log file's min event time, after the block header (design section 5)."""
 
     file_id: str = ""
     path: str = ""
@@ -58,11 +60,13 @@ class WriteStat:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> WriteStat:
+        """From Hudi's camelCase JSON/Avro fields; unknown keys and nulls are ignored (defaults kept)."""
         known = {f.name for f in fields(cls)}
         kwargs = {_snake(k): v for k, v in d.items() if _snake(k) in known and v is not None}
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
+        """Hudi's camelCase fields; a base-file stat leaves out the delta fields, as Java writes it."""
         out = {_camel(f.name): getattr(self, f.name) for f in fields(self)}
         if self.log_files is None:  # a base-file write stat: no delta fields
             for key in ("logVersion", "logOffset", "baseFile", "logFiles"):
@@ -71,11 +75,16 @@ class WriteStat:
 
     @property
     def file_name(self) -> str:
+        """The written file's name (`path` is relative to the base path, partition included)."""
         return self.path.rsplit("/", 1)[-1]
 
 
 @dataclass
 class CommitMetadata:
+    """The completed-instant metadata of a commit, deltacommit, compaction or replacecommit: the write stats per
+    partition, plus `extra_metadata`, where Hudi keeps the writer schema and we keep a compaction's link
+    operations and event-time threshold (design section 4). Java Hudi and hudi-rs read what `to_json` writes."""
+
     partition_to_write_stats: dict[str, list[WriteStat]] = field(default_factory=dict)
     compacted: bool = False
     extra_metadata: dict[str, str] = field(default_factory=dict)
@@ -84,6 +93,7 @@ class CommitMetadata:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CommitMetadata:
+        """From the decoded JSON or Avro record; missing and null fields take Hudi's defaults."""
         stats = {
             (p or ""): [WriteStat.from_dict(s) for s in (lst or [])]
             for p, lst in (d.get("partitionToWriteStats") or {}).items()
@@ -112,6 +122,7 @@ class CommitMetadata:
             raise CorruptFileError(f"commit metadata is neither JSON nor Avro: {e}") from e
 
     def to_json(self) -> bytes:
+        """The table version 6 form (what we write); versions 8/9 are read, never written."""
         d: dict[str, Any] = {
             "partitionToWriteStats": {
                 p: [s.to_dict() for s in stats] for p, stats in self.partition_to_write_stats.items()
@@ -125,8 +136,10 @@ class CommitMetadata:
         return json.dumps(d, indent=2).encode("utf-8")
 
     def write_stats(self) -> list[WriteStat]:
+        """Every partition's write stats in one list."""
         return [s for stats in self.partition_to_write_stats.values() for s in stats]
 
     @property
     def schema(self) -> str | None:
+        """The Avro writer schema (JSON) Hudi records under `extraMetadata["schema"]`, if any."""
         return self.extra_metadata.get("schema")

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 
 SYMLINK_OPERATIONS_KEY = "hoodie.compaction.symlink.operations"  # completed commit extraMetadata (JSON)
 THRESHOLD_KEY = "hoodie.compaction.event.time.threshold"  # completed commit extraMetadata (epoch ms)
 MODE_KEY = "mode"  # plan strategyParams: symlink or copy
+EXACT_RESULT_KEY = "hoodie.compaction.event.time.exact"  # completed commit extraMetadata: "true" if RO is as of T
 EXACT_KEY = "exact"  # plan strategyParams: "true" in exact mode
+CARRY_KEY = "carry"  # plan strategyParams: "true" when version 1 of the new slice is kept for the carry log
 THRESHOLD_PARAM = "threshold"  # plan strategyParams: T in epoch ms
-EXACT_LOG_VERSION = 1  # exact mode: records after T go to `.F_C.log.1_...`, before the links
+CARRY_LOG_VERSION = 1  # `.F_C.log.1_...`: records the new slice carries before its links (compaction/layout.py)
 
 
 def link_name(kept: str, instant: str, index: int) -> str:
@@ -18,6 +21,28 @@ def link_name(kept: str, instant: str, index: int) -> str:
     return LogFileName(parsed.file_id, instant, index, parsed.write_token).name
 
 
-def exact_log_name(file_id: str, instant: str) -> str:
-    """Exact mode's log file of records after T in the compaction's slice (ordered before the links)."""
-    return LogFileName(file_id, instant, EXACT_LOG_VERSION).name
+def carry_log_name(file_id: str, instant: str) -> str:
+    """The compaction's carry log in its slice (ordered before the links): exact mode's versions after T, and
+    versions that must stay log records for the slice to merge as before (see compaction/layout.py)."""
+    return LogFileName(file_id, instant, CARRY_LOG_VERSION).name
+
+
+def has_carry_log(plan: CompactionPlan) -> bool:
+    """Plans keep version 1 for the carry log (exact-mode plans always did; others since the carry log)."""
+    params = plan.strategy.strategy_params if plan.strategy else {}
+    return params.get(EXACT_KEY) == "true" or params.get(CARRY_KEY) == "true"
+
+
+def is_exact(plan: CompactionPlan) -> bool:
+    """True for a plan scheduled in exact mode."""
+    return plan.strategy is not None and plan.strategy.strategy_params.get(EXACT_KEY) == "true"
+
+
+def reserved_log_files(plan: CompactionPlan, op: CompactionOperation, instant: str) -> frozenset[str]:
+    """Log file names a compaction creates in its slice: its links and its carry log.
+
+    Writers must not take these names, and readers must not read them before the compaction commits."""
+    names = {s.symlink for s in op.symlink_operations}
+    if has_carry_log(plan):
+        names.add(carry_log_name(op.file_id, instant))
+    return frozenset(names)

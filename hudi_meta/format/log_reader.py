@@ -3,16 +3,23 @@
 A block is corrupt when its size field runs past the end of the file, its reverse pointer does not match,
 or the bytes right after it are neither a magic nor the end of the file. The reader then scans forward
 for the next magic and reports the bytes in between as one CORRUPT block, and goes on from there.
+Each CORRUPT block is logged at WARNING (file, offset, length, reason): readers skip it, so its records are gone.
+
+Only framing is checked here. A block with valid framing whose content cannot be decoded is not corrupt: its
+decoder raises BlockDecodeError and readers stop with an UndecodableBlockError (see block_content).
 """
 
 from __future__ import annotations
 
+import logging
 import struct
 from collections.abc import Iterator
 from typing import BinaryIO
 
 from hudi_meta.format.log_block import MAGIC, BlockType, LogBlock, decode_header
 from hudi_meta.storage.base import Storage
+
+log = logging.getLogger(__name__)
 
 SCAN_WINDOW = 1 << 20
 _MIN_BLOCK_SIZE = 4 + 4 + 4 + 8 + 4 + 8  # version, type, empty header, content length, empty footer, pointer
@@ -46,35 +53,39 @@ def _corrupt(offset: int, end: int) -> LogBlock:
     return LogBlock(offset=offset, length=end - offset, block_type=BlockType.CORRUPT)
 
 
-def _read_block(file: _File, pos: int) -> LogBlock | None:
-    """The valid block starting at `pos`, or None when the bytes there do not form one."""
+def _read_block(file: _File, pos: int) -> LogBlock | str:
+    """The valid block starting at `pos`, or why the bytes there do not form one."""
     head = file.read_at(pos, len(MAGIC) + 8)
-    if len(head) < len(MAGIC) + 8 or head[: len(MAGIC)] != MAGIC:
-        return None
+    if head[: len(MAGIC)] != MAGIC:
+        return "no magic at the block start"
+    if len(head) < len(MAGIC) + 8:
+        return "file ends inside the block size"
     (block_size,) = struct.unpack_from(">q", head, len(MAGIC))
     body_start = pos + len(MAGIC) + 8
     block_end = body_start + block_size
-    if block_size < _MIN_BLOCK_SIZE or block_end > file.size:
-        return None
+    if block_size < _MIN_BLOCK_SIZE:
+        return f"block size {block_size} too small"
+    if block_end > file.size:
+        return f"block size {block_size} runs past the end of the file"
     tail = file.read_at(block_end - 8, 8 + len(MAGIC))
     (reverse_pointer,) = struct.unpack_from(">q", tail, 0)
     if reverse_pointer != block_size + len(MAGIC):
-        return None
+        return f"reverse pointer {reverse_pointer} does not match block size {block_size}"
     # Java reads the next magic with readFully: fewer than 6 bytes left counts as the end of the file.
     if file.size - block_end >= len(MAGIC) and tail[8:] != MAGIC:
-        return None
+        return "no magic after the block"
 
     chunk = file.read_at(body_start, min(block_size, _HEADER_CHUNK))
     try:
         return _parse_body(file, chunk, pos, body_start, block_end)
-    except (ValueError, struct.error):
+    except (ValueError, struct.error) as e:
         if len(chunk) == block_size:
-            return None
+            return f"bad block body: {e}"
     # A header larger than the first chunk (e.g. a very wide schema): read the whole block body once.
     try:
         return _parse_body(file, file.read_at(body_start, block_size), pos, body_start, block_end)
-    except (ValueError, struct.error):
-        return None
+    except (ValueError, struct.error) as e:
+        return f"bad block body: {e}"
 
 
 def _at(file: _File, chunk: bytes, body_start: int, offset: int, length: int) -> bytes:
@@ -122,14 +133,17 @@ def _parse_body(file: _File, chunk: bytes, offset: int, body_start: int, block_e
     )
 
 
-def scan_blocks(f: BinaryIO, size: int, start: int = 0) -> Iterator[LogBlock]:
-    """Yield every block from `start` to the end of the file, CORRUPT blocks included."""
+def scan_blocks(f: BinaryIO, size: int, start: int = 0, name: str = "<log file>") -> Iterator[LogBlock]:
+    """Yield every block from `start` to the end of the file, CORRUPT blocks included (each logged)."""
     file = _File(f, size)
     pos = start
     while pos < size:
         block = _read_block(file, pos)
-        if block is None:
+        if isinstance(block, str):
             end = file.find_magic(pos + 1)
+            log.warning(
+                "corrupt log block in %s at offset %d (%d bytes, skipped by readers): %s", name, pos, end - pos, block
+            )
             yield _corrupt(pos, end)
             pos = end
             continue
@@ -141,7 +155,7 @@ def read_blocks(storage: Storage, path: str, start: int = 0) -> list[LogBlock]:
     """All blocks of the log file at `path` (headers only), starting at byte `start`."""
     size = storage.size(path)
     with storage.open_read(path) as f:
-        return list(scan_blocks(f, size, start))
+        return list(scan_blocks(f, size, start, path))
 
 
 def read_content(storage: Storage, path: str, block: LogBlock) -> bytes:

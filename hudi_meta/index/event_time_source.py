@@ -1,26 +1,45 @@
 """Where a block's min event time comes from, in order: the MIN_EVENT_TIME header, the deltacommit
 write stat of its log file, or one scan of its records (stored; the file is never rewritten).
 
+The header and the write stat were computed on the table's own event-time field
+(`hoodie.payload.event.time.field`): they only count when the field registered for the table is that field;
+otherwise the records are scanned.
+
 Delete blocks: the min of their ordering values when the ordering field is the event-time field (natural
 order zeros carry no time), else the block's instant time. Command blocks carry none.
+
+`min_event_time_source` says what the index knows about a block's min event time:
+- NULL: not resolved yet (the block is uncommitted, or was just indexed);
+- HEADER, WRITE_STAT, RECORD_SCAN, INSTANT_TIME: known, `min_event_time` holds it;
+- NO_EVENT_TIME: known to have none: no record carries a non-null value of the event-time field;
+- UNAVAILABLE: unknown and not retried (no event-time field registered, undecodable content, or a value
+  that is no time); it must block a threshold like NULL does.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_meta.format.block_content import BlockDecodeError, decode_data_block, decode_delete_records
 from hudi_meta.format.log_block import BlockType, LogBlock
-from hudi_meta.table.event_time import min_max_epoch_ms, to_epoch_ms
+from hudi_meta.table.event_time import to_epoch_ms
+from hudi_meta.table.instant import instant_epoch_ms
 
 HEADER = "header"
 WRITE_STAT = "write_stat"
 RECORD_SCAN = "record_scan"
 INSTANT_TIME = "instant_time"
-UNAVAILABLE = "unavailable"  # no event-time field, or undecodable content: not retried
+NO_EVENT_TIME = "none"  # resolved: the block holds no record with an event time
+UNAVAILABLE = "unavailable"  # unknown: no event-time field, undecodable content, or a value that is no time
+
+KNOWN = (HEADER, WRITE_STAT, RECORD_SCAN, INSTANT_TIME)
+
+_SECONDS_BELOW = 10**11  # the bucket edges of `number_to_epoch_ms`: within a bucket the rule is monotonic
+_MILLIS_BELOW = 10**14
 
 
 @dataclass(frozen=True)
@@ -30,11 +49,62 @@ class EventTimes:
     source: str
 
 
-def instant_to_epoch_ms(instant: str) -> int:
-    """An instant time `yyyyMMddHHmmss[SSS]` as epoch ms (UTC)."""
-    base = dt.datetime.strptime(instant[:14], "%Y%m%d%H%M%S").replace(tzinfo=dt.UTC)
-    millis = int(instant[14:17] or 0)
-    return int(base.timestamp() * 1000) + millis
+class _NotATime(ValueError):
+    """A non-null value that `to_epoch_ms` cannot read as a time."""
+
+
+def column_min_max(column: pa.ChunkedArray | pa.Array) -> tuple[int | None, int | None]:
+    """Exact (min, max) epoch ms over the non-null values of `column`, each value read by `to_epoch_ms`.
+
+    Numbers are split at the unit edges first: the rule is monotonic within each unit, not across them
+    (5e10 seconds is later than 1.7e12 ms), so the min of raw numbers is not the min time. Raises
+    `_NotATime` when a non-null value is not a time.
+    """
+    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    values = values.drop_null()
+    if len(values) == 0:
+        return None, None
+    kind = values.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        magnitude = pc.abs(values)
+        buckets = [
+            pc.less(magnitude, _SECONDS_BELOW),
+            pc.and_(pc.greater_equal(magnitude, _SECONDS_BELOW), pc.less(magnitude, _MILLIS_BELOW)),
+            pc.greater_equal(magnitude, _MILLIS_BELOW),
+        ]
+        found: list[int] = []
+        for mask in buckets:
+            part = values.filter(mask)
+            if len(part):
+                mm = pc.min_max(part)
+                found.extend(_ms(v) for v in (mm["min"].as_py(), mm["max"].as_py()))
+        return min(found), max(found)
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+        mm = pc.min_max(values)
+        return _temporal_ms(mm["min"], kind), _temporal_ms(mm["max"], kind)
+    times = [_ms(v) for v in values.to_pylist()]
+    return min(times), max(times)
+
+
+def _ms(value: Any) -> int:
+    found = to_epoch_ms(value)
+    if found is None:
+        raise _NotATime(repr(value))
+    return found
+
+
+_PER_MS = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}
+
+
+def _temporal_ms(scalar: pa.Scalar, kind: pa.DataType) -> int:
+    """Epoch ms of a timestamp or date scalar from its integer value (no Python datetime range limits)."""
+    if pa.types.is_date32(kind):
+        return int(scalar.cast(pa.int32()).as_py()) * 86_400_000
+    if pa.types.is_date64(kind):
+        return int(scalar.cast(pa.int64()).as_py())
+    raw = int(scalar.cast(pa.int64()).as_py())
+    per_ms = _PER_MS[kind.unit]
+    return raw * 1000 if per_ms is None else raw // per_ms
 
 
 def from_records(
@@ -50,10 +120,14 @@ def from_records(
     except BlockDecodeError:
         return EventTimes(None, None, UNAVAILABLE)
     if event_time_field not in table.column_names:
+        return EventTimes(None, None, NO_EVENT_TIME)  # records written before the field existed: no values
+    try:
+        lo, hi = column_min_max(table.column(event_time_field))
+    except _NotATime:
         return EventTimes(None, None, UNAVAILABLE)
-    column: pa.ChunkedArray = table.column(event_time_field)
-    lo, hi = min_max_epoch_ms(column)
-    return EventTimes(lo, hi, RECORD_SCAN if lo is not None else UNAVAILABLE)
+    if lo is None:
+        return EventTimes(None, None, NO_EVENT_TIME)
+    return EventTimes(lo, hi, RECORD_SCAN)
 
 
 def _from_deletes(
@@ -61,11 +135,19 @@ def _from_deletes(
 ) -> EventTimes:
     if event_time_field is not None and event_time_field == ordering_field:
         deletes = decode_delete_records(content)
-        times = [to_epoch_ms(d.ordering_value) for d in deletes if not d.is_natural_order]
-        found = [t for t in times if t is not None]
-        if found:
-            return EventTimes(min(found), max(found), RECORD_SCAN)
+        timed = [d.ordering_value for d in deletes if not d.is_natural_order]
+        if timed:
+            try:
+                times = [_ms(v) for v in timed]
+            except _NotATime:
+                return EventTimes(None, None, UNAVAILABLE)
+            return EventTimes(min(times), max(times), RECORD_SCAN)
     if block.instant_time is None:
         return EventTimes(None, None, UNAVAILABLE)
-    at = instant_to_epoch_ms(block.instant_time)
+    at = instant_epoch_ms(block.instant_time)
     return EventTimes(at, at, INSTANT_TIME)
+
+
+def stat_applies(registered_field: str | None, table_field: str | None) -> bool:
+    """Header and write-stat times were computed on the table's field: they only count for that field."""
+    return registered_field is not None and registered_field == table_field

@@ -1,17 +1,19 @@
-"""The metadata store's schema (SQLAlchemy 2 typed models); migrations/ mirrors it revision by revision.
+"""The metadata store's schema as SQLAlchemy Core tables; migrations/ mirrors it revision by revision.
 
 Times of the Hudi timeline stay strings (`yyyyMMddHHmmssSSS`), event times are epoch ms (BigInteger).
 Lists and maps that are only displayed are JSON text; anything the planner filters on is a column.
+States are the strings of `hudi_meta.index.states`. Constraint and index names come from `metadata`'s
+naming convention, so Alembic and the tables name them alike.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import cast
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    Column,
     DateTime,
     ForeignKey,
     Index,
@@ -22,7 +24,6 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -32,194 +33,220 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-class TableRecord(Base):
-    """A registered Hudi table."""
-
-    __tablename__ = "hudi_table"
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    base_path: Mapped[str] = mapped_column(String(1024), unique=True)
-    name: Mapped[str] = mapped_column(String(256))
-    table_type: Mapped[str] = mapped_column(String(32))
-    table_version: Mapped[int] = mapped_column(Integer)
-    timeline_layout: Mapped[int] = mapped_column(Integer)
-    record_key_fields: Mapped[str] = mapped_column(String(512), default="")
-    ordering_field: Mapped[str | None] = mapped_column(String(256))
-    event_time_field: Mapped[str | None] = mapped_column(String(256))
-    options: Mapped[str] = mapped_column(Text, default="{}")
-    registered_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    last_indexed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+def _id() -> Column[int]:
+    return Column("id", Integer, primary_key=True)
 
 
-class InstantRecord(Base):
-    """One instant of a table's active timeline, in its newest state."""
-
-    __tablename__ = "instant"
-    __table_args__ = (UniqueConstraint("table_id", "requested_time"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"), index=True)
-    requested_time: Mapped[str] = mapped_column(String(32))
-    action: Mapped[str] = mapped_column(String(32))
-    state: Mapped[str] = mapped_column(String(16))
-    completion_time: Mapped[str | None] = mapped_column(String(32))
-    is_compaction: Mapped[bool] = mapped_column(Boolean, default=False)
-    summary: Mapped[str] = mapped_column(Text, default="{}")
+def _table_id(index: bool | None = True) -> Column[int]:
+    return Column("table_id", ForeignKey("hudi_table.id", ondelete="CASCADE"), nullable=False, index=index)
 
 
-class FileGroupRecord(Base):
-    __tablename__ = "file_group"
-    __table_args__ = (UniqueConstraint("table_id", "partition_path", "file_id"),)
+# A registered Hudi table.
+hudi_table = Table(
+    "hudi_table",
+    metadata,
+    _id(),
+    Column("base_path", String(1024), nullable=False, unique=True),
+    Column("name", String(256), nullable=False),
+    Column("table_type", String(32), nullable=False),
+    Column("table_version", Integer, nullable=False),
+    Column("timeline_layout", Integer, nullable=False),
+    Column("record_key_fields", String(512), nullable=False, default=""),
+    Column("ordering_field", String(256)),
+    Column("event_time_field", String(256)),
+    Column("options", Text, nullable=False, default="{}"),
+    Column("registered_at", DateTime(timezone=True), nullable=False, default=_now),
+    Column("last_indexed_at", DateTime(timezone=True)),
+)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"), index=True)
-    partition_path: Mapped[str] = mapped_column(String(1024))
-    file_id: Mapped[str] = mapped_column(String(128))
-    replaced: Mapped[bool] = mapped_column(Boolean, default=False)
+# One instant of a table's active timeline, in its newest state, or an archived one: gone from the active
+# timeline, completed and older than its first instant, marked `"archived": true` in `summary`.
+instant_table = Table(
+    "instant",
+    metadata,
+    _id(),
+    _table_id(),
+    Column("requested_time", String(32), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("state", String(16), nullable=False),  # InstantState
+    Column("completion_time", String(32)),
+    Column("is_compaction", Boolean, nullable=False, default=False),
+    Column("summary", Text, nullable=False, default="{}"),
+    UniqueConstraint("table_id", "requested_time"),
+)
+
+file_group_table = Table(
+    "file_group",
+    metadata,
+    _id(),
+    _table_id(),
+    Column("partition_path", String(1024), nullable=False),
+    Column("file_id", String(128), nullable=False),
+    Column("replaced", Boolean, nullable=False, default=False),
+    UniqueConstraint("table_id", "partition_path", "file_id"),
+)
+
+file_slice_table = Table(
+    "file_slice",
+    metadata,
+    _id(),
+    Column("file_group_id", ForeignKey("file_group.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("base_instant", String(32), nullable=False),
+    Column("base_file", String(512)),
+    Column("base_file_size", BigInteger),
+    Column("base_committed", Boolean, nullable=False, default=False),
+    UniqueConstraint("file_group_id", "base_instant"),
+)
+
+# A log file on disk; `indexed_offset` is where the next incremental scan starts.
+log_file_table = Table(
+    "log_file",
+    metadata,
+    _id(),
+    _table_id(),
+    Column("file_slice_id", ForeignKey("file_slice.id", ondelete="SET NULL"), index=True),
+    Column("partition_path", String(1024), nullable=False),
+    Column("name", String(512), nullable=False),
+    Column("file_id", String(128), nullable=False),
+    Column("base_instant", String(32), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("write_token", String(64), nullable=False, default=""),
+    Column("size", BigInteger, nullable=False, default=0),
+    Column("indexed_offset", BigInteger, nullable=False, default=0),
+    Column("is_link", Boolean, nullable=False, default=False),
+    Column("link_target", String(1024)),
+    UniqueConstraint("table_id", "partition_path", "name"),
+)
+
+# One block of a log file, with its BlockStatus.
+log_block_table = Table(
+    "log_block",
+    metadata,
+    _id(),
+    _table_id(index=None),  # covered by the composite indexes below
+    Column("log_file_id", ForeignKey("log_file.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("offset", BigInteger, nullable=False),
+    Column("length", BigInteger, nullable=False),
+    Column("block_type", String(16), nullable=False),
+    Column("instant", String(32)),
+    Column("target_instant", String(32)),
+    Column("record_count", Integer),
+    Column("min_event_time", BigInteger),
+    Column("max_event_time", BigInteger),
+    # NULL: not resolved yet; header/write_stat/record_scan/instant_time: min_event_time is known; "none": no
+    # record has an event time; "unavailable": unknown for good (see hudi_meta.index.event_time_source)
+    Column("min_event_time_source", String(16)),
+    Column("status", String(16), nullable=False),  # BlockStatus
+    UniqueConstraint("log_file_id", "offset"),
+    Index("ix_log_block_table_status_min", "table_id", "status", "min_event_time"),
+    Index("ix_log_block_table_instant", "table_id", "instant"),
+)
+
+compaction_plan_table = Table(
+    "compaction_plan",
+    metadata,
+    _id(),
+    _table_id(),
+    Column("instant", String(32), nullable=False),
+    Column("state", String(16), nullable=False),  # PlanState
+    Column("strategy", String(256)),
+    Column("threshold", BigInteger),
+    Column("mode", String(16)),
+    Column("exact", Boolean, nullable=False, default=False),
+    Column("created_at", DateTime(timezone=True), nullable=False, default=_now),
+    Column("completed_at", DateTime(timezone=True)),
+    UniqueConstraint("table_id", "instant"),
+)
+
+compaction_operation_table = Table(
+    "compaction_operation",
+    metadata,
+    _id(),
+    Column("plan_id", ForeignKey("compaction_plan.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("partition_path", String(1024), nullable=False),
+    Column("file_id", String(128), nullable=False),
+    Column("base_instant", String(32)),
+    Column("base_file", String(512)),
+    Column("files_to_compact", Text, nullable=False, default="[]"),
+    Column("metrics", Text, nullable=False, default="{}"),
+    UniqueConstraint("plan_id", "partition_path", "file_id"),
+)
+
+# A log file made visible in a newer slice. `target` is always the physical file, `via` the earlier link the
+# compaction kept it through (if any).
+link_table = Table(
+    "link",
+    metadata,
+    _id(),
+    _table_id(),
+    Column("partition_path", String(1024), nullable=False),
+    Column("link_name", String(512), nullable=False),
+    Column("target_name", String(512), nullable=False),
+    Column("via_name", String(512)),
+    Column("compaction_instant", String(32), index=True),
+    Column("state", String(16), nullable=False),  # LinkState
+    UniqueConstraint("table_id", "partition_path", "link_name"),
+)
+
+# A clean or rollback instant and what it did (summary as JSON).
+table_service_table = Table(
+    "table_service",
+    metadata,
+    _id(),
+    _table_id(),
+    Column("action", String(16), nullable=False),
+    Column("instant", String(32), nullable=False),
+    Column("state", String(16), nullable=False),  # InstantState
+    Column("summary", Text, nullable=False, default="{}"),
+    UniqueConstraint("table_id", "action", "instant"),
+)
+
+# Freshness published after a completed event-time compaction.
+freshness_table = Table(
+    "freshness",
+    metadata,
+    _id(),
+    _table_id(),
+    Column("compaction_instant", String(32), nullable=False),
+    Column("threshold", BigInteger, nullable=False),
+    Column("watermark", BigInteger),
+    Column("late_blocks", Integer, nullable=False, default=0),
+    Column("published_at", DateTime(timezone=True), nullable=False, default=_now),
+    UniqueConstraint("table_id", "compaction_instant"),
+)
 
 
-class FileSliceRecord(Base):
-    __tablename__ = "file_slice"
-    __table_args__ = (UniqueConstraint("file_group_id", "base_instant"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    file_group_id: Mapped[int] = mapped_column(ForeignKey("file_group.id", ondelete="CASCADE"), index=True)
-    base_instant: Mapped[str] = mapped_column(String(32))
-    base_file: Mapped[str | None] = mapped_column(String(512))
-    base_file_size: Mapped[int | None] = mapped_column(BigInteger)
-    base_committed: Mapped[bool] = mapped_column(Boolean, default=False)
+# ---- the names of the former ORM models, for modules outside the index that still use them --------------------
+# (compaction/candidates.py, compaction/schedule.py, table/clean.py, bench/, migrations/env.py); new code uses the
+# tables above. Remove once those modules import the tables.
 
 
-class LogFileRecord(Base):
-    """A log file on disk; `indexed_offset` is where the next incremental scan starts."""
+class Base:
+    """`Base.metadata` is the schema's MetaData (migrations/env.py's `target_metadata`)."""
 
-    __tablename__ = "log_file"
-    __table_args__ = (UniqueConstraint("table_id", "partition_path", "name"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"), index=True)
-    file_slice_id: Mapped[int | None] = mapped_column(ForeignKey("file_slice.id", ondelete="SET NULL"), index=True)
-    partition_path: Mapped[str] = mapped_column(String(1024))
-    name: Mapped[str] = mapped_column(String(512))
-    file_id: Mapped[str] = mapped_column(String(128))
-    base_instant: Mapped[str] = mapped_column(String(32))
-    version: Mapped[int] = mapped_column(Integer)
-    write_token: Mapped[str] = mapped_column(String(64), default="")
-    size: Mapped[int] = mapped_column(BigInteger, default=0)
-    indexed_offset: Mapped[int] = mapped_column(BigInteger, default=0)
-    is_link: Mapped[bool] = mapped_column(Boolean, default=False)
-    link_target: Mapped[str | None] = mapped_column(String(1024))
+    metadata = metadata
 
 
-class LogBlockRecord(Base):
-    """One block of a log file. `status`: committed, uncommitted, rolled_back or corrupt."""
-
-    __tablename__ = "log_block"
-    __table_args__ = (
-        UniqueConstraint("log_file_id", "offset"),
-        Index("ix_log_block_table_status_min", "table_id", "status", "min_event_time"),
-        Index("ix_log_block_table_instant", "table_id", "instant"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"))
-    log_file_id: Mapped[int] = mapped_column(ForeignKey("log_file.id", ondelete="CASCADE"), index=True)
-    offset: Mapped[int] = mapped_column(BigInteger)
-    length: Mapped[int] = mapped_column(BigInteger)
-    block_type: Mapped[str] = mapped_column(String(16))
-    instant: Mapped[str | None] = mapped_column(String(32))
-    target_instant: Mapped[str | None] = mapped_column(String(32))
-    record_count: Mapped[int | None] = mapped_column(Integer)
-    min_event_time: Mapped[int | None] = mapped_column(BigInteger)
-    max_event_time: Mapped[int | None] = mapped_column(BigInteger)
-    min_event_time_source: Mapped[str | None] = mapped_column(String(16))
-    status: Mapped[str] = mapped_column(String(16))
+TableRecord = hudi_table
+InstantRecord = instant_table
+FileGroupRecord = file_group_table
+FileSliceRecord = file_slice_table
+LogFileRecord = log_file_table
+LogBlockRecord = log_block_table
+CompactionPlanRecord = compaction_plan_table
+CompactionOperationRecord = compaction_operation_table
+LinkRecord = link_table
+TableServiceRecord = table_service_table
+FreshnessRecord = freshness_table
 
 
-class CompactionPlanRecord(Base):
-    __tablename__ = "compaction_plan"
-    __table_args__ = (UniqueConstraint("table_id", "instant"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"), index=True)
-    instant: Mapped[str] = mapped_column(String(32))
-    state: Mapped[str] = mapped_column(String(16))
-    strategy: Mapped[str | None] = mapped_column(String(256))
-    threshold: Mapped[int | None] = mapped_column(BigInteger)
-    mode: Mapped[str | None] = mapped_column(String(16))
-    exact: Mapped[bool] = mapped_column(Boolean, default=False)
-    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    completed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
-
-
-class CompactionOperationRecord(Base):
-    __tablename__ = "compaction_operation"
-    __table_args__ = (UniqueConstraint("plan_id", "partition_path", "file_id"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    plan_id: Mapped[int] = mapped_column(ForeignKey("compaction_plan.id", ondelete="CASCADE"), index=True)
-    partition_path: Mapped[str] = mapped_column(String(1024))
-    file_id: Mapped[str] = mapped_column(String(128))
-    base_instant: Mapped[str | None] = mapped_column(String(32))
-    base_file: Mapped[str | None] = mapped_column(String(512))
-    files_to_compact: Mapped[str] = mapped_column(Text, default="[]")
-    metrics: Mapped[str] = mapped_column(Text, default="{}")
-
-
-class LinkRecord(Base):
-    """A log file made visible in a newer slice. `target` is always the physical file."""
-
-    __tablename__ = "link"
-    __table_args__ = (UniqueConstraint("table_id", "partition_path", "link_name"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"), index=True)
-    partition_path: Mapped[str] = mapped_column(String(1024))
-    link_name: Mapped[str] = mapped_column(String(512))
-    target_name: Mapped[str] = mapped_column(String(512))
-    via_name: Mapped[str | None] = mapped_column(String(512))  # the link this one was made from, if any
-    compaction_instant: Mapped[str | None] = mapped_column(String(32), index=True)
-    state: Mapped[str] = mapped_column(String(16))  # planned, created, removed
-
-
-class TableServiceRecord(Base):
-    """A clean or rollback instant and what it did (summary as JSON)."""
-
-    __tablename__ = "table_service"
-    __table_args__ = (UniqueConstraint("table_id", "action", "instant"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"), index=True)
-    action: Mapped[str] = mapped_column(String(16))
-    instant: Mapped[str] = mapped_column(String(32))
-    state: Mapped[str] = mapped_column(String(16))
-    summary: Mapped[str] = mapped_column(Text, default="{}")
-
-
-class FreshnessRecord(Base):
-    """Freshness published after a completed event-time compaction."""
-
-    __tablename__ = "freshness"
-    __table_args__ = (UniqueConstraint("table_id", "compaction_instant"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("hudi_table.id", ondelete="CASCADE"), index=True)
-    compaction_instant: Mapped[str] = mapped_column(String(32))
-    threshold: Mapped[int] = mapped_column(BigInteger)
-    watermark: Mapped[int | None] = mapped_column(BigInteger)
-    late_blocks: Mapped[int] = mapped_column(Integer, default=0)
-    published_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=_now)
-
-
-def table_of(model: type[Base]) -> Table:
-    """The Core table of a model, typed as a Table (for bulk inserts and updates)."""
-    return cast(Table, model.__table__)
+def table_of(table: Table) -> Table:
+    """The table itself (formerly: the Core table of an ORM model)."""
+    return table

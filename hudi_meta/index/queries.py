@@ -8,16 +8,16 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from hudi_meta.index.models import (
-    CompactionOperationRecord,
-    CompactionPlanRecord,
-    FileGroupRecord,
-    FileSliceRecord,
-    InstantRecord,
-    LinkRecord,
-    LogBlockRecord,
-    LogFileRecord,
-    table_of,
+    compaction_operation_table,
+    compaction_plan_table,
+    file_group_table,
+    file_slice_table,
+    instant_table,
+    link_table,
+    log_block_table,
+    log_file_table,
 )
+from hudi_meta.index.states import PlanState
 
 
 def _rel(partition: str, name: str) -> str:
@@ -25,7 +25,7 @@ def _rel(partition: str, name: str) -> str:
 
 
 def timeline_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    t = table_of(InstantRecord)
+    t = instant_table
     with engine.connect() as conn:
         rows = conn.execute(select(t).where(t.c.table_id == table_id).order_by(t.c.requested_time)).all()
     return [
@@ -42,7 +42,7 @@ def timeline_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def slice_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    g, s, f = table_of(FileGroupRecord), table_of(FileSliceRecord), table_of(LogFileRecord)
+    g, s, f = file_group_table, file_slice_table, log_file_table
     with engine.connect() as conn:
         slices = conn.execute(
             select(
@@ -65,11 +65,11 @@ def slice_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
             )
         ):
             logs.setdefault(r.file_slice_id, []).append(r)
-        plans = table_of(CompactionPlanRecord)
+        plans = compaction_plan_table
         pending = {
             r.instant
             for r in conn.execute(
-                select(plans.c.instant).where(plans.c.table_id == table_id, plans.c.state != "completed")
+                select(plans.c.instant).where(plans.c.table_id == table_id, plans.c.state != PlanState.COMPLETED)
             )
         }
     return [
@@ -90,7 +90,7 @@ def slice_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def block_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    b, f = table_of(LogBlockRecord), table_of(LogFileRecord)
+    b, f = log_block_table, log_file_table
     with engine.connect() as conn:
         rows = conn.execute(
             select(b, f.c.partition_path, f.c.name)
@@ -117,7 +117,7 @@ def block_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def plan_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    p, o, k = table_of(CompactionPlanRecord), table_of(CompactionOperationRecord), table_of(LinkRecord)
+    p, o, k = compaction_plan_table, compaction_operation_table, link_table
     with engine.connect() as conn:
         plans = conn.execute(select(p).where(p.c.table_id == table_id).order_by(p.c.instant)).all()
         ops: dict[int, list[Any]] = {}
@@ -143,7 +143,7 @@ def plan_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def link_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    k = table_of(LinkRecord)
+    k = link_table
     with engine.connect() as conn:
         rows = conn.execute(select(k).where(k.c.table_id == table_id).order_by(k.c.partition_path, k.c.link_name)).all()
     return [

@@ -1,4 +1,4 @@
-"""The plain records planning works on, built from the index by `hudi_meta.index.snapshot`."""
+"""The plain records planning works on, built from the index by `hudi_meta.compaction.candidates`."""
 
 from __future__ import annotations
 
@@ -7,15 +7,16 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class LogFileInfo:
-    """One log file of a slice. `min_event_time` is over its committed data and delete blocks (None: no
-    such block); `target` is the physical file when this log file is a link."""
+    """One log file of a slice. `min_event_time` is over its committed data and delete blocks; `target` is
+    the physical file when this log file is a link."""
 
     name: str
     version: int
     size: int
-    min_event_time: int | None
+    min_event_time: int | None  # None: no committed record with an event time (or unknown, see below)
     target: str | None = None
     committed: bool = True  # every block committed before the compaction instant
+    event_time_known: bool = True  # False: some committed block's min event time is not resolved yet
 
     @property
     def physical(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hudi_meta.format.links import EXACT_KEY, EXACT_LOG_VERSION, MODE_KEY, link_name
+from hudi_meta.format.links import CARRY_KEY, CARRY_LOG_VERSION, EXACT_KEY, MODE_KEY, link_name
 from hudi_meta.format.table_service_metadata import (
     CompactionOperation,
     CompactionPlan,
@@ -15,10 +15,10 @@ from hudi_meta.planning.model import PlannedOperation
 from hudi_meta.planning.strategies import CompactionStrategy
 
 
-def link_operations(op: PlannedOperation, instant: str, exact: bool) -> tuple[SymlinkOperation, ...]:
-    """`.F_B.log.v_tok` kept from slice B becomes `.F_C.log.i_tok` in slice C (i = 1, 2, ... in order;
-    from 2 in exact mode); a link always points at the physical file, never at another link."""
-    first = EXACT_LOG_VERSION + 1 if exact else 1
+def link_operations(op: PlannedOperation, instant: str) -> tuple[SymlinkOperation, ...]:
+    """`.F_B.log.v_tok` kept from slice B becomes `.F_C.log.i_tok` in slice C (i = 2, 3, ... in order: 1 is the
+    carry log); a link always points at the physical file, never at another link."""
+    first = CARRY_LOG_VERSION + 1
     links = []
     for i, kept in enumerate(op.to_keep, start=first):
         links.append(SymlinkOperation(link_name(kept.name, instant, i), kept.physical))
@@ -32,7 +32,15 @@ def build_plan(
     mode: str = "symlink",
     exact: bool = False,
 ) -> CompactionPlan:
-    params = {**strategy.params(), MODE_KEY: mode, EXACT_KEY: str(exact).lower()}
+    """The Hudi compaction plan that `<instant>.compaction.requested` holds for `operations`.
+
+    Each operation merges its base file and `to_compact` logs (stock Hudi's fields, so Java Hudi and hudi-rs
+    still read the plan) and names its kept logs as link operations into slice `instant`. The strategy's
+    params carry the threshold, the link `mode` and the `exact` flag, and always reserve log version 1 of
+    the new slice for the carry log: the executor, rollback and clean act on the plan alone, never on the
+    request that produced it. Pure: `instant` must be the compaction's own instant time.
+    """
+    params = {**strategy.params(), MODE_KEY: mode, EXACT_KEY: str(exact).lower(), CARRY_KEY: "true"}
     return CompactionPlan(
         operations=tuple(
             CompactionOperation(
@@ -42,7 +50,7 @@ def build_plan(
                 data_file_path=op.slice.base_file,
                 delta_file_paths=tuple(f.name for f in op.to_compact),
                 metrics=op.metrics(),
-                symlink_operations=link_operations(op, instant, exact),
+                symlink_operations=link_operations(op, instant),
             )
             for op in operations
         ),

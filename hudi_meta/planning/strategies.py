@@ -74,6 +74,8 @@ class EventTimeBasedCompactionStrategy(CompactionStrategy):
     def filter_log_files(self, slice: SliceInfo) -> tuple[tuple[LogFileInfo, ...], tuple[LogFileInfo, ...]]:
         k = 0
         for i, log in enumerate(slice.log_files[: committed_prefix(slice)], start=1):
+            if not log.event_time_known:
+                break  # unknown times neither join the merge nor count as after T (see achieved_threshold)
             if log.min_event_time is not None and log.min_event_time <= self.threshold_ms:
                 k = i
         return slice.log_files[:k], slice.log_files[k:]
@@ -89,3 +91,36 @@ def plan_operations(slices: Sequence[SliceInfo], strategy: CompactionStrategy) -
         to_compact, to_keep = strategy.filter_log_files(s)
         operations.append(PlannedOperation(s, tuple(to_compact), tuple(to_keep)))
     return strategy.order_and_filter(operations)
+
+
+@dataclass(frozen=True)
+class AchievedThreshold:
+    """What an event-time plan guarantees: every committed record with event time <= `threshold_ms` is in a
+    base file once the plan commits; None when it cannot guarantee any threshold (`reason` says why)."""
+
+    threshold_ms: int | None
+    reason: str
+
+
+def achieved_threshold(
+    slices: Sequence[SliceInfo], operations: Sequence[PlannedOperation], requested_ms: int
+) -> AchievedThreshold:
+    """The threshold a plan achieves: the requested T, lowered below the min event time of every log file it
+    leaves un-merged (kept after an uncommitted file, say). A left log file whose event times are unknown
+    blocks any guarantee. `slices` are all candidate slices, planned or not."""
+    merged = {(op.slice.partition, op.slice.file_id): {f.name for f in op.to_compact} for op in operations}
+    achieved = requested_ms
+    for s in slices:
+        done = merged.get((s.partition, s.file_id), set())
+        for log in s.log_files:
+            if log.name in done:
+                continue
+            if not log.event_time_known:
+                return AchievedThreshold(
+                    None, f"log file {log.name} ({s.partition or 'non-partitioned'}) has unresolved event times"
+                )
+            if log.min_event_time is not None and log.min_event_time <= achieved:
+                achieved = log.min_event_time - 1
+    if achieved < requested_ms:
+        return AchievedThreshold(achieved, f"lowered from {requested_ms}: a log file left un-merged holds older data")
+    return AchievedThreshold(achieved, "as requested")

@@ -1,4 +1,10 @@
-"""Compaction triggers: whether scheduling may happen now (pure, over timeline facts)."""
+"""Compaction triggers: whether scheduling may happen now (pure, over timeline facts).
+
+`NUM_COMMITS` and `TIME_ELAPSED` are Hudi's own trigger strategies (`hoodie.compact.inline.trigger.strategy`,
+with the defaults of `hoodie.compact.inline.max.delta.commits` and `...max.delta.seconds`); `EVENT_TIME_TRIGGER`
+is ours (design section 5). The scheduler gathers the facts from the timeline and asks `decide`; a refusal is
+an answer with a reason, not an error.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,13 @@ from dataclasses import dataclass
 EVENT_TIME_TRIGGER = "EVENT_TIME_TRIGGER"
 NUM_COMMITS = "NUM_COMMITS"
 TIME_ELAPSED = "TIME_ELAPSED"
+TRIGGERS = (EVENT_TIME_TRIGGER, NUM_COMMITS, TIME_ELAPSED)
 
 
 @dataclass(frozen=True)
 class TriggerFacts:
+    """What the triggers look at, read from the table's timeline by the scheduler (pending: instant times)."""
+
     pending_compactions: Sequence[str]
     pending_clustering: Sequence[str]
     delta_commits_since_last_compaction: int
@@ -20,11 +29,17 @@ class TriggerFacts:
 
 @dataclass(frozen=True)
 class Decision:
+    """Whether to schedule, and the reason the scheduler reports either way."""
+
     allowed: bool
     reason: str
 
 
 def decide(trigger: str, facts: TriggerFacts, max_delta_commits: int = 5, max_delta_seconds: int = 3600) -> Decision:
+    """Apply `trigger` to `facts`. `EVENT_TIME_TRIGGER` refuses while any compaction or clustering is pending: a
+    plan is cut against the current slices, which pending work is about to replace. `NUM_COMMITS` and
+    `TIME_ELAPSED` only count, as Hudi's do.
+    An unknown trigger name is a programming error (`ValueError`): the CLI offers only these three."""
     if trigger == EVENT_TIME_TRIGGER:
         busy = [*facts.pending_compactions, *facts.pending_clustering]
         if busy:

@@ -7,6 +7,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import BinaryIO
 
+import pyarrow as pa
+
 
 @dataclass(frozen=True)
 class FileInfo:
@@ -41,7 +43,18 @@ class Storage(ABC):
     def size(self, path: str) -> int: ...
 
     @abstractmethod
+    def modified_time_ms(self, path: str) -> int:
+        """When `path` was last written, in epoch ms (Java reads heartbeats this way)."""
+
+    @abstractmethod
     def open_read(self, path: str) -> BinaryIO: ...
+
+    def open_arrow(self, path: str) -> pa.NativeFile:
+        """A file for pyarrow readers whose buffers Arrow owns. pyarrow's IO threads must not hold buffers of a
+        Python file object: one released after interpreter shutdown began aborts the process (issue 9)."""
+        sink = pa.BufferOutputStream()
+        sink.write(self.read_bytes(path))
+        return pa.BufferReader(sink.getvalue())
 
     def read_bytes(self, path: str) -> bytes:
         with self.open_read(path) as f:

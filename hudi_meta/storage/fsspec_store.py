@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any, BinaryIO, cast
 
@@ -35,6 +36,12 @@ class FsspecStorage(Storage):
 
     def size(self, path: str) -> int:
         return int(self.fs.size(path))
+
+    def modified_time_ms(self, path: str) -> int:
+        t = self.fs.modified(path)  # a datetime; naive ones are UTC (s3fs, memory)
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=dt.UTC)
+        return int(t.timestamp() * 1000)
 
     def open_read(self, path: str) -> BinaryIO:
         return cast(BinaryIO, self.fs.open(path, "rb"))

@@ -8,6 +8,8 @@ import shutil
 import uuid
 from typing import BinaryIO
 
+import pyarrow as pa
+
 from hudi_meta.storage.base import FileInfo, Storage
 
 
@@ -48,8 +50,14 @@ class LocalStorage(Storage):
     def size(self, path: str) -> int:
         return os.stat(path).st_size
 
+    def modified_time_ms(self, path: str) -> int:
+        return os.stat(path).st_mtime_ns // 1_000_000
+
     def open_read(self, path: str) -> BinaryIO:
         return open(path, "rb")
+
+    def open_arrow(self, path: str) -> pa.NativeFile:
+        return pa.OSFile(path, "rb")
 
     def _write_temp(self, path: str, data: bytes) -> str:
         directory = os.path.dirname(path)

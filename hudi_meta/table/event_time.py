@@ -10,6 +10,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
+def number_to_epoch_ms(v: int) -> int:
+    """The one rule for numeric times, event-time values and typed thresholds alike: below 1e11 the number
+    is epoch seconds (until 5138), below 1e14 epoch milliseconds, else epoch microseconds. Java Hudi's write
+    stats read 10-digit values as seconds and 13-digit values as milliseconds, so both agree."""
+    if abs(v) < 10**11:
+        return v * 1000
+    if abs(v) >= 10**14:
+        return v // 1000
+    return v
+
+
 def to_epoch_ms(value: Any) -> int | None:
     """Epoch ms of one value: datetimes, dates, ISO-8601 strings, or numbers in s, ms or us."""
     if value is None:
@@ -23,12 +34,7 @@ def to_epoch_ms(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        v = int(value)
-        if abs(v) < 10**11:  # seconds (Hudi infers the unit from the number of digits)
-            return v * 1000
-        if abs(v) >= 10**14:  # microseconds
-            return v // 1000
-        return v
+        return number_to_epoch_ms(int(value))
     if isinstance(value, str):
         text = value.strip()
         if text.lstrip("-").isdigit():

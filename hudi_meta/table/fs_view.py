@@ -9,7 +9,7 @@ compaction instant. Building the view is a pure function of the listing and the 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 
 from hudi_meta.format.file_names import BaseFileName, LogFileName
@@ -83,16 +83,28 @@ class ViewInputs:
     first_active_instant: str | None
     pending_compactions: dict[tuple[str, str], str]  # (partition, fileId) -> compaction instant
     replaced: frozenset[tuple[str, str]] = frozenset()
+    # (partition, file name) of the links and exact logs that pending compactions plan: until the compaction
+    # commits they repeat (or hold) records of the slice before, so readers never read them
+    pending_links: frozenset[tuple[str, str]] = frozenset()
 
     def is_committed(self, instant: str) -> bool:
-        first = self.first_active_instant
-        return instant in self.completed or (first is not None and instant < first)
+        return is_committed(instant, self.completed, self.first_active_instant)
 
     def completion_time(self, instant: str) -> str | None:
         if instant in self.completed:
             return self.completed[instant]
         first = self.first_active_instant
         return instant if first is not None and instant < first else None
+
+
+def is_committed(instant: str, completed: Container[str], first_active_instant: str | None) -> bool:
+    """The one rule for "committed", shared by readers, the executor, the planner and the indexer.
+
+    An instant is committed when it completed on the active timeline, or when it is older than the first active
+    instant: the archiver moved it out, and it archives only completed instants older than every pending one
+    (Java's `containsOrBeforeTimelineStarts`).
+    """
+    return instant in completed or (first_active_instant is not None and instant < first_active_instant)
 
 
 def build_file_groups(
@@ -154,7 +166,7 @@ def latest_slice_for_snapshot(
     slices = [s for s in fg.ordered_slices() if as_of is None or s.base_instant <= as_of]
     logs: list[LogFile] = []
     for fs in reversed(slices):
-        logs = fs.sorted_logs() + logs
+        logs = [lf for lf in fs.sorted_logs() if (lf.partition, lf.name) not in inputs.pending_links] + logs
         base = committed_base(fs, inputs)
         if base is not None and (as_of is None or base.parsed.instant <= as_of):
             return base, logs

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -37,6 +38,22 @@ COMPLETES_AS = {
     Action.CLUSTERING: Action.REPLACE_COMMIT,
 }
 WRITE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
+
+
+def format_instant(t: dt.datetime) -> str:
+    """A 17-digit instant time `yyyyMMddHHmmssSSS` of `t` (in `t`'s own zone)."""
+    return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
+
+
+def instant_epoch_ms(instant: str, zone: dt.tzinfo = dt.UTC) -> int:
+    """When an instant time `yyyyMMddHHmmss[SSS]` was taken, as epoch ms; `zone` is the timeline's zone.
+    Raises ValueError for text that is not an instant time."""
+    t = dt.datetime.strptime(instant[:14], "%Y%m%d%H%M%S").replace(tzinfo=zone)
+    millis = instant[14:17]
+    if millis and not millis.isdigit():
+        raise ValueError(f"not an instant time: {instant!r}")
+    return int(t.timestamp() * 1000) + int(millis or 0)
+
 
 _NAME_RE = re.compile(r"^(?P<requested>\d{14,17})(?:_(?P<completed>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$")
 

@@ -38,6 +38,14 @@ def create_marker(storage: Storage, meta_path: str, instant: str, partition: str
         storage.create_atomic(posixpath.join(directory, f"{file_name}{_SUFFIX}{kind}"), b"")
 
 
+def delete_marker(storage: Storage, meta_path: str, instant: str, partition: str, file_name: str, kind: str) -> None:
+    """Withdraw a marker for a file this write did not end up writing (its name was taken by another writer)."""
+    directory = (
+        posixpath.join(markers_dir(meta_path, instant), partition) if partition else markers_dir(meta_path, instant)
+    )
+    storage.delete(posixpath.join(directory, f"{file_name}{_SUFFIX}{kind}"))
+
+
 def list_markers(storage: Storage, meta_path: str, instant: str) -> list[Marker]:
     root = markers_dir(meta_path, instant)
     found: list[Marker] = []

@@ -1,40 +1,58 @@
-"""Rollback of a failed (never completed) write on a table version 6 MOR/COW table.
+"""Rollback of a failed (never completed) write, or of a compaction, on a table version 6 MOR/COW table.
 
 From the write's markers: base files it created are deleted, and every log file it appended to gets a
 rollback command block targeting it (how 0.x rolls back log appends). Then the rollback instant completes
 and the failed instant's files are removed. Every step is idempotent, so a rollback killed at any point is
 finished by running it again.
+
+Several writers may share a table (Java's LAZY failed-writes cleaning): a pending write is failed only when
+its writer's heartbeat expired (`heartbeat.py`), so `rollback_failed_writes` never touches a live writer's
+instant. A rollback that already started is always finished, whatever the heartbeat says.
+
+A compaction is rolled back as a whole (`rollback_compaction`): everything it wrote goes and the log files
+writers appended into its slice move back into the slice it compacted (`compaction_undo.py`), its plan is
+deleted, and a rollback instant records it, as Java records one for a compaction. An inflight compaction is
+rolled back on request; a completed one only when the caller says so explicitly (`completed=True`), because
+that deletes its commit: the threshold that commit published (`hoodie.compaction.event.time.threshold` in its
+extraMetadata) leaves the timeline, and the newest earlier completed compaction's threshold is the published
+one again. The commit is the first file deleted, so from then on no reader takes the compaction's files for
+committed, and the rollback instant completes last: a rollback killed at any point is finished by running it
+again (a pending rollback of the compaction is found and continued).
 """
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import time
 from dataclasses import dataclass, field
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.compaction.preconditions import check_compactable
+from hudi_meta.errors import CorruptFileError, HudiMetaError
+from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.log_writer import append_blocks, rollback_block
 from hudi_meta.format.table_service_metadata import (
+    CompactionPlan,
     InstantInfo,
     RollbackMetadata,
     RollbackPartitionMetadata,
     RollbackPlan,
     RollbackRequest,
 )
-from hudi_meta.table.instant import Action, State
+from hudi_meta.table.compaction_undo import (
+    FileAction,
+    check_rollback_of_completed,
+    execute_undo,
+    instant_path,
+    plan_undo,
+    refuse_pending_writes,
+    step_done,
+)
+from hudi_meta.table.heartbeat import HeartbeatConfig, delete_heartbeat, is_expired
+from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.markers import APPEND, CREATE, Marker, delete_markers, list_markers
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
-
-
-@dataclass(frozen=True)
-class FileAction:
-    """One file operation of a rollback, reported as delta-rs reports maintenance operations."""
-
-    operation: str  # "delete" or "append_rollback_block"
-    path: str
-    done: bool
-    error: str | None = None
 
 
 @dataclass
@@ -55,8 +73,21 @@ def _plan(target: str, target_action: str, markers: list[Marker]) -> RollbackPla
     return RollbackPlan(instant_to_rollback=InstantInfo(target, target_action), rollback_requests=tuple(requests))
 
 
-def rollback_failed_write(table: HudiTable, target: str, dry_run: bool = False) -> RollbackReport:
-    """Roll back the pending write `target` (a deltacommit or commit that never completed)."""
+class LiveWriterError(HudiMetaError):
+    """The pending write still has a live heartbeat: its writer is running, so it must not be rolled back."""
+
+
+def rollback_failed_write(
+    table: HudiTable,
+    target: str,
+    dry_run: bool = False,
+    force: bool = False,
+    heartbeat: HeartbeatConfig | None = None,
+) -> RollbackReport:
+    """Roll back the pending write `target` (a deltacommit or commit that never completed).
+
+    Refused while its writer's heartbeat is live, unless `force` (an operator who knows the writer is gone).
+    """
     tl = table.timeline
     instant = tl.instant(target)
     if instant is None or instant.is_completed or instant.action not in (Action.DELTA_COMMIT, Action.COMMIT):
@@ -66,6 +97,9 @@ def rollback_failed_write(table: HudiTable, target: str, dry_run: bool = False) 
         (i for i in tl.pending() if i.action == Action.ROLLBACK and _targets(table, i.requested_time) == target),
         None,
     )
+    config = heartbeat or HeartbeatConfig.from_props(dict(table.config.props))
+    if existing is None and not force and not is_expired(table.storage, table.meta_path, target, config):
+        raise LiveWriterError(f"{target} has a live heartbeat: its writer is still running; not rolling it back")
     rollback_time = existing.requested_time if existing else new_instant_time(i.requested_time for i in tl.instants)
     report = RollbackReport(rollback_time, target, dry_run)
     plan = _plan(target, instant.action, markers)
@@ -114,6 +148,7 @@ def rollback_failed_write(table: HudiTable, target: str, dry_run: bool = False) 
     writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
     writer.delete_pending(instant.action, target)
     delete_markers(table.storage, table.meta_path, target)
+    delete_heartbeat(table.storage, table.meta_path, target)
     table.reload()
     return report
 
@@ -130,10 +165,173 @@ def _targets(table: HudiTable, rollback_time: str) -> str | None:
     return plan.instant_to_rollback.commit_time if plan.instant_to_rollback else None
 
 
-def rollback_failed_writes(table: HudiTable) -> list[RollbackReport]:
-    """Roll back every pending deltacommit/commit (single-writer tables: a pending write has failed)."""
+class CompletedCompactionError(HudiMetaError):
+    """A completed compaction is rolled back only when asked for explicitly."""
+
+
+def pending_rollback_of(table: HudiTable, target: str) -> Instant | None:
+    """A rollback of `target` that started and did not complete."""
+    return next(
+        (
+            i
+            for i in table.timeline.pending()
+            if i.action == Action.ROLLBACK and _targets(table, i.requested_time) == target
+        ),
+        None,
+    )
+
+
+def rollback_compaction(
+    table: HudiTable, target: str, completed: bool = False, dry_run: bool = False
+) -> RollbackReport:
+    """Roll back compaction `target` (inflight, or completed when `completed`): see the module doc.
+
+    Refused, with nothing written: an unknown instant, one that is not a compaction, a plan that never ran
+    (`compaction unschedule` takes it back), a completed compaction without `completed`, a pending write, and a
+    completed compaction whose rollback would lose or change records (`check_rollback_of_completed`)."""
+    check_compactable(table)
+    tl = table.timeline
+    existing = pending_rollback_of(table, target)
+    state = tl.instant(target)
+    if existing is None:
+        if state is None:
+            raise HudiMetaError(f"no instant {target} on {table.base_path}")
+        if not tl.is_compaction(target):
+            raise HudiMetaError(f"{target} is a {state.action}, not a compaction")
+        if state.state == State.REQUESTED:
+            raise HudiMetaError(
+                f"compaction {target} is only requested (it never ran): take it back with "
+                f"`hudi-meta compaction unschedule {table.base_path} {target}`"
+            )
+    is_completed = state is not None and state.is_completed
+    if is_completed and not completed:
+        raise CompletedCompactionError(
+            f"compaction {target} is completed: rolling it back deletes its base files and moves the published "
+            "freshness back to the compaction before it; pass --completed-compaction to do that"
+        )
+    refuse_pending_writes(table, f"rolling back compaction {target}")
+    plan = _plan_if_present(table, target) if state is not None else None
+    if is_completed and plan is not None:
+        check_rollback_of_completed(table, plan, target)
+    steps = plan_undo(table, plan, target)
+    rollback_time = existing.requested_time if existing else new_instant_time(i.requested_time for i in tl.instants)
+    if existing is not None:
+        rollback_plan = RollbackPlan.from_bytes(tl.requested_bytes(rollback_time, Action.ROLLBACK))
+    else:
+        action = Action.COMMIT if is_completed else Action.COMPACTION
+        rollback_plan = _compaction_rollback_plan(target, action, plan, steps.deletes)
+    report = RollbackReport(rollback_time, target, dry_run)
+    requested = instant_path(table, Instant(rollback_time, Action.ROLLBACK, State.REQUESTED))
+    done_path = instant_path(table, Instant(rollback_time, Action.ROLLBACK, State.COMPLETED))
+    if dry_run:
+        first = [] if existing else [FileAction("write_instant", requested, False)]
+        report.actions = [*first, *steps.actions(), FileAction("write_instant", done_path, False)]
+        return report
+    started = time.monotonic()
+    writer = TimelineWriter(table.storage, table.timeline_path)
+    if existing is None:
+        writer.request(Action.ROLLBACK, rollback_time, rollback_plan.to_bytes())
+        report.actions.append(FileAction("write_instant", requested, True))
+        step_done("write_instant")
+    writer.start(Action.ROLLBACK, rollback_time)
+
+    def still_no_writer() -> None:
+        table.reload()
+        refuse_pending_writes(table, f"finishing the rollback of compaction {target}")
+
+    execute_undo(table, plan, steps, report.actions, still_no_writer)
+    per_partition: dict[str, RollbackPartitionMetadata] = {}
+    for req in rollback_plan.rollback_requests:
+        meta = per_partition.get(req.partition_path, RollbackPartitionMetadata(partition_path=req.partition_path))
+        paths = tuple(f"{req.partition_path}/{n}" if req.partition_path else n for n in req.files_to_be_deleted)
+        per_partition[req.partition_path] = RollbackPartitionMetadata(
+            partition_path=req.partition_path, success_delete_files=(*meta.success_delete_files, *paths)
+        )
+    info = rollback_plan.instant_to_rollback or InstantInfo(target, Action.COMPACTION)
+    metadata = RollbackMetadata(
+        start_rollback_time=rollback_time,
+        time_taken_in_millis=int((time.monotonic() - started) * 1000),
+        total_files_deleted=sum(len(p.success_delete_files) for p in per_partition.values()),
+        commits_rollback=(target,),
+        partition_metadata=per_partition,
+        instants_rollback=(info,),
+    )
+    writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
+    report.actions.append(FileAction("write_instant", done_path, True))
+    table.reload()
+    return report
+
+
+def _plan_if_present(table: HudiTable, target: str) -> CompactionPlan | None:
+    requested = Instant(target, Action.COMPACTION, State.REQUESTED)
+    if not table.storage.exists(posixpath.join(table.timeline_path, requested.file_name(1))):
+        return None
+    try:
+        return table.compaction_plan(target)
+    except (ValueError, OSError, CorruptFileError) as e:
+        raise HudiMetaError(f"the plan of compaction {target} is unreadable: {e}") from e
+
+
+def _compaction_rollback_plan(
+    target: str, action: str, plan: CompactionPlan | None, deletes: tuple[tuple[str, str], ...]
+) -> RollbackPlan:
+    """Hudi's rollback plan of a compaction: per file group, the files it wrote that exist now."""
+    by_group: dict[tuple[str, str | None], list[str]] = {}
+    for _, path in deletes:
+        partition, _, name = path.rpartition("/")
+        by_group.setdefault((partition, _file_id_of(name)), []).append(name)
+    requests = []
+    for op in plan.operations if plan is not None else ():
+        partition = op.partition_path or ""
+        names = by_group.get((partition, op.file_id))
+        if names:
+            requests.append(
+                RollbackRequest(
+                    partition_path=partition,
+                    file_id=op.file_id,
+                    latest_base_instant=op.base_instant_time,
+                    files_to_be_deleted=tuple(sorted(names)),
+                )
+            )
+    return RollbackPlan(instant_to_rollback=InstantInfo(target, action), rollback_requests=tuple(requests))
+
+
+def _file_id_of(name: str) -> str | None:
+    parsed = LogFileName.try_parse(name) or BaseFileName.try_parse(name)
+    return parsed.file_id if parsed is not None else None
+
+
+def failed_writes(table: HudiTable, heartbeat: HeartbeatConfig | None = None) -> list[Instant]:
+    """Pending deltacommits/commits whose writer is dead (heartbeat expired) or whose rollback already began.
+
+    As Java does, the timeline is read again after the heartbeats: an instant that completed meanwhile
+    (its heartbeat file deleted by its commit) is not a failed write.
+    """
+    config = heartbeat or HeartbeatConfig.from_props(dict(table.config.props))
+    rolling_back = {
+        t for i in table.timeline.pending() if i.action == Action.ROLLBACK and (t := _targets(table, i.requested_time))
+    }
+    candidates = [
+        i
+        for i in table.timeline.pending()
+        if i.action in (Action.DELTA_COMMIT, Action.COMMIT)
+        and i.state != State.COMPLETED
+        and (i.requested_time in rolling_back or is_expired(table.storage, table.meta_path, i.requested_time, config))
+    ]
+    if not candidates:
+        return []
+    table.reload()
+    still_pending = {i.requested_time for i in table.timeline.pending()}
+    return [i for i in candidates if i.requested_time in still_pending]
+
+
+def rollback_failed_writes(table: HudiTable, heartbeat: HeartbeatConfig | None = None) -> list[RollbackReport]:
+    """Roll back every failed write (see `failed_writes`); writes of live writers are left alone.
+
+    Each heartbeat is read once more right before its rollback starts: a writer that beat meanwhile is skipped.
+    """
     reports = []
-    for instant in table.timeline.pending():
-        if instant.action in (Action.DELTA_COMMIT, Action.COMMIT) and instant.state != State.COMPLETED:
-            reports.append(rollback_failed_write(table, instant.requested_time))
+    for instant in failed_writes(table, heartbeat):
+        with contextlib.suppress(LiveWriterError):
+            reports.append(rollback_failed_write(table, instant.requested_time, heartbeat=heartbeat))
     return reports

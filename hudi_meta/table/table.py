@@ -6,6 +6,7 @@ The table plans file slices; `file_group_reader.read_file_slice` turns each slic
 
 from __future__ import annotations
 
+import datetime as dt
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,11 +16,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_meta.errors import CorruptFileError, NotAHudiTableError, TableNotFoundError, UnsupportedTableError
+from hudi_meta.errors import (
+    CorruptFileError,
+    HudiMetaError,
+    NotAHudiTableError,
+    TableNotFoundError,
+    UnsupportedTableError,
+)
 from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.links import reserved_log_files
 from hudi_meta.format.properties import checksum_ok, parse_properties
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.storage import Storage, storage_for
+from hudi_meta.table.cleaned import check_not_cleaned
 from hudi_meta.table.config import TableConfig
 from hudi_meta.table.file_group_reader import MergeSpec, ReadStats, read_file_slice
 from hudi_meta.table.fs_view import (
@@ -33,6 +42,7 @@ from hudi_meta.table.fs_view import (
     visible_groups,
 )
 from hudi_meta.table.timeline import Timeline
+from hudi_meta.times import parse_instant
 
 META_DIR = ".hoodie"
 PROPERTIES = "hoodie.properties"
@@ -51,15 +61,32 @@ class Query:
 
     def __post_init__(self) -> None:
         if self.kind not in QUERIES:
-            raise ValueError(f"unknown query {self.kind!r}; expected one of {', '.join(QUERIES)}")
+            raise HudiMetaError(f"unknown query {self.kind!r}; expected one of {', '.join(QUERIES)}")
         if self.kind == "incremental" and self.begin is None:
-            raise ValueError("an incremental query needs --begin (an instant time)")
+            raise HudiMetaError("an incremental query needs --begin (a time or an instant)")
         if self.kind == "time-travel" and self.as_of is None:
-            raise ValueError("a time-travel query needs --as-of (an instant time)")
+            raise HudiMetaError("a time-travel query needs --as-of (a time or an instant)")
+        if self.kind not in ("incremental", "time-travel") and (self.begin or self.end or self.as_of):
+            raise HudiMetaError(f"a {self.kind} query takes no --begin, --end or --as-of")
+        if self.kind == "time-travel" and (self.begin or self.end):
+            raise HudiMetaError("a time-travel query takes --as-of, not --begin or --end")
+        if self.kind == "incremental" and self.as_of:
+            raise HudiMetaError("an incremental query takes --begin and --end, not --as-of")
 
     @classmethod
     def of(cls, query: Query | str) -> Query:
         return query if isinstance(query, Query) else cls(query)
+
+    def resolve(self, timeline_zone: dt.tzinfo) -> Query:
+        """The same query with its times as instant times of the table (see `times.parse_instant`)."""
+
+        def instant(text: str | None) -> str | None:
+            return None if text is None else parse_instant(text, timeline_zone)
+
+        resolved = Query(self.kind, instant(self.begin), instant(self.end), instant(self.as_of))
+        if resolved.begin and resolved.end and resolved.end < resolved.begin:
+            raise HudiMetaError(f"--end {self.end} is before --begin {self.begin}")
+        return resolved
 
     @property
     def as_of_instant(self) -> str | None:
@@ -88,6 +115,16 @@ class SliceRead:
 
 
 class HudiTable:
+    """One Hudi table (COW or MOR; versions 6, 8 and 9 are read, 6 is written) as of when it was opened: the
+    engine-neutral entry point for reading it, for the writers and table services that change it, and for the
+    indexer.
+
+    The timeline, the listing and the view are loaded once and cached; what other writers (or this process,
+    through another `HudiTable`) commit afterwards is seen only after `reload()` or a new `open`. Queries see
+    committed instants only, and never the links and exact logs a pending compaction has already made: until
+    its commit they repeat records of the slice before.
+    """
+
     def __init__(self, storage: Storage, base_path: str, config: TableConfig) -> None:
         self.storage = storage
         self.base_path = base_path
@@ -95,6 +132,9 @@ class HudiTable:
 
     @classmethod
     def open(cls, uri: str) -> HudiTable:
+        """The table at `uri` (a local path or an fsspec URL). Opening reads only `hoodie.properties`, and a
+        missing path, a folder that is no Hudi table or a damaged properties file is a typed error that says
+        which; the timeline is loaded on first use."""
         storage, base_path = storage_for(uri)
         if not storage.exists(base_path):
             raise TableNotFoundError(f"no such table path: {uri}")
@@ -122,14 +162,17 @@ class HudiTable:
 
     @cached_property
     def timeline(self) -> Timeline:
+        """The timeline as of its first use (cached until `reload`)."""
         return Timeline.load(self.storage, self.timeline_path, self.config.timeline_layout)
 
     def reload(self) -> None:
+        """Forget the cached timeline, listing and view, so the next call sees what was committed since."""
         self.__dict__.pop("timeline", None)
         self.__dict__.pop("_listing", None)
         self.__dict__.pop("_view_inputs", None)
 
     def compaction_plan(self, instant_time: str) -> CompactionPlan:
+        """The plan of compaction `instant_time`, as its `.compaction.requested` holds it (links included)."""
         return CompactionPlan.from_bytes(self.timeline.requested_bytes(instant_time, "compaction"))
 
     # ---- listing and view ---------------------------------------------------------------------------
@@ -168,18 +211,25 @@ class HudiTable:
     def _view_inputs(self) -> ViewInputs:
         tl = self.timeline
         pending: dict[tuple[str, str], str] = {}
+        links: set[tuple[str, str]] = set()
         for instant in tl.pending_compactions():
-            for op in self.compaction_plan(instant.requested_time).operations:
-                pending[(op.partition_path or "", op.file_id)] = instant.requested_time
+            plan = self.compaction_plan(instant.requested_time)
+            for op in plan.operations:
+                partition = op.partition_path or ""
+                pending[(partition, op.file_id)] = instant.requested_time
+                links.update((partition, name) for name in reserved_log_files(plan, op, instant.requested_time))
         return ViewInputs(
             table_version=self.config.version,
             completed={i.requested_time: (i.completion_time or i.requested_time) for i in tl.completed()},
             first_active_instant=tl.first_instant_time,
             pending_compactions=pending,
             replaced=frozenset(tl.replaced_file_ids()),
+            pending_links=frozenset(links),
         )
 
     def file_groups(self) -> list[FileGroup]:
+        """The live file groups (not replaced by a completed replacecommit), sorted by (partition, file id); their
+        slices include uncommitted files, which queries and planners filter with `view_inputs`."""
         inputs = self.view_inputs()
         bases, logs = self._listing
         return visible_groups(build_file_groups(bases, logs, inputs), inputs)
@@ -192,10 +242,12 @@ class HudiTable:
 
     def plan_reads(self, query: Query | str) -> list[SliceRead]:
         """The file slices a query reads, one per file group."""
-        query = Query.of(query)
+        query = Query.of(query).resolve(self.config.timeline_timezone)
         self.config.check_readable()
         inputs = self.view_inputs()
         as_of = query.as_of_instant
+        if as_of is not None:  # a clean may have deleted what the read needs: say so instead of missing records
+            check_not_cleaned(self.timeline, self.all_file_groups(), inputs, query.kind, as_of)
         reads = []
         for fg in self.file_groups():
             if query.kind == "ro" or not self.config.is_mor:
@@ -219,7 +271,7 @@ class HudiTable:
                 newest = base
         if newest is None:
             return None
-        with self.storage.open_read(posixpath.join(self.base_path, newest.path)) as f:
+        with self.storage.open_arrow(posixpath.join(self.base_path, newest.path)) as f:
             return pq.read_schema(f)
 
     # ---- reading ------------------------------------------------------------------------------------
@@ -230,7 +282,7 @@ class HudiTable:
 
     def read_slice(self, read: SliceRead, query: Query | str = "snapshot", stats: ReadStats | None = None) -> pa.Table:
         """One slice merged as the query sees it (time-travel and incremental bounds applied)."""
-        query = Query.of(query)
+        query = Query.of(query).resolve(self.config.timeline_timezone)
         inputs = self.view_inputs()
         as_of = query.as_of_instant
 
@@ -244,7 +296,7 @@ class HudiTable:
 
     def read(self, query: Query | str = "snapshot", columns: list[str] | None = None) -> pa.Table:
         """All records of a query as one Arrow table."""
-        query = Query.of(query)
+        query = Query.of(query).resolve(self.config.timeline_timezone)
         tables = [self.read_slice(r, query) for r in self.plan_reads(query)]
         tables = [t for t in tables if t.num_columns]
         if not tables:
@@ -256,3 +308,28 @@ class HudiTable:
                 raise UnsupportedTableError(f"unknown column(s): {', '.join(missing)}")
             result = result.select(columns)
         return result
+
+    def iter_read(self, query: Query | str = "snapshot", columns: list[str] | None = None) -> Iterator[pa.Table]:
+        """The records of a query one merged slice at a time, so a reader can stream them (and hold one slice).
+
+        A column neither the newest base file nor the first slice has is refused before anything is returned;
+        a slice written before a column existed gets it as nulls, as `read` does when it concatenates."""
+        query = Query.of(query).resolve(self.config.timeline_timezone)
+        reads = self.plan_reads(query)
+        checked = False
+        for read in reads:
+            table = self.read_slice(read, query)
+            if not table.num_columns:
+                continue
+            if columns:
+                if not checked:
+                    schema = self.arrow_schema()
+                    known = set(table.column_names) | set(schema.names if schema is not None else ())
+                    if missing := [c for c in columns if c not in known]:
+                        raise UnsupportedTableError(f"unknown column(s): {', '.join(missing)}")
+                    checked = True
+                table = pa.table(
+                    [table.column(c) if c in table.column_names else pa.nulls(table.num_rows) for c in columns],
+                    names=columns,
+                )
+            yield table

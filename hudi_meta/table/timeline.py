@@ -14,7 +14,7 @@ from functools import cached_property
 from hudi_meta.errors import InstantExistsError
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.storage.base import Storage
-from hudi_meta.table.instant import COMPLETES_AS, WRITE_ACTIONS, Action, Instant, State
+from hudi_meta.table.instant import COMPLETES_AS, WRITE_ACTIONS, Action, Instant, State, format_instant
 
 _STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 
@@ -86,11 +86,6 @@ class Timeline:
     def first_instant_time(self) -> str | None:
         return self.instants[0].requested_time if self.instants else None
 
-    def is_archived(self, instant_time: str) -> bool:
-        """Older than every active instant: committed long ago and archived."""
-        first = self.first_instant_time
-        return first is not None and instant_time < first
-
     def pending_compactions(self) -> list[Instant]:
         return [i for i in self.instants if i.action == Action.COMPACTION and not i.is_completed]
 
@@ -139,15 +134,11 @@ def new_instant_time(after: Iterable[str] = (), now: dt.datetime | None = None) 
     """A 17-digit instant time (UTC) strictly after every time in `after`."""
     now = now or dt.datetime.now(dt.UTC)
     latest = max(after, default="")
-    if len(latest) == 17 and _format_instant(now) <= latest:
+    if len(latest) == 17 and format_instant(now) <= latest:
         now = dt.datetime.strptime(latest[:14], "%Y%m%d%H%M%S").replace(
             microsecond=int(latest[14:]) * 1000
         ) + dt.timedelta(milliseconds=1)
-    return _format_instant(now)
-
-
-def _format_instant(t: dt.datetime) -> str:
-    return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
+    return format_instant(now)
 
 
 class TimelineWriter:

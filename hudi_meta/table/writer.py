@@ -3,27 +3,43 @@ log blocks, and commit them as one instant. Engines (Spark) call the same pieces
 
 Crash safety: data files are written before the completed instant; until that atomic create, readers
 skip every block and base file of the instant, and `rollback` removes them.
+
+Concurrent writers (Java's LAZY failed-writes cleaning): a write keeps a heartbeat (`heartbeat.py`) from
+before its requested file until its commit, and other writers roll back only instants whose heartbeat
+expired. Every write creates its own files exclusively: base files are named by (file id, instant), log
+files are new files created with `create_atomic`, taking the next free version when another writer holds
+the planned one; a retried task of the same instant replaces only its own earlier attempt's file.
+Commit refuses (one-line error) when its own heartbeat went stale, or when its requested or inflight file
+is gone (rolled back). Remaining window: the checks and the atomic create of the completed file are two
+steps; a writer that stalls between them for longer than the heartbeat expiry window
+(interval * tolerable misses) can still be rolled back by another writer and then publish a completed file
+whose data the rollback removed. Java has the same window; it is as wide as one stall longer than the
+expiry window, so keep that window well above the longest pause (GC, suspended process) a writer may see.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
+import itertools
 import json
 import posixpath
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import TracebackType
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_meta.errors import UnsupportedTableError
+from hudi_meta.errors import HudiMetaError, UnsupportedTableError
 from hudi_meta.format.avro_arrow import arrow_to_avro_record, arrow_to_avro_records
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
-from hudi_meta.format.links import EXACT_KEY, exact_log_name
+from hudi_meta.format.links import reserved_log_files
+from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.log_writer import (
     EncodedBlock,
     append_blocks,
@@ -38,11 +54,12 @@ from hudi_meta.table import bucket_index
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
 from hudi_meta.table.event_time import min_max_epoch_ms
 from hudi_meta.table.file_group_reader import record_keys
-from hudi_meta.table.instant import Action, Instant
-from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_markers
+from hudi_meta.table.heartbeat import Heartbeat, HeartbeatConfig, HeartbeatExpiredError
+from hudi_meta.table.instant import Action, Instant, State
+from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
 from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
-from hudi_meta.table.write_targets import DEFAULT_LOG_MAX_SIZE, LOG_MAX_SIZE_KEY, FileGroupTarget, target_for
+from hudi_meta.table.write_targets import FileGroupTarget, target_for
 
 META_COLUMNS = (
     "_hoodie_commit_time",
@@ -94,6 +111,7 @@ def create_table(
             else "NonpartitionedKeyGenerator"
         ),
         "hoodie.compaction.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+        "hoodie.table.timeline.timezone": "UTC",  # our instant times are UTC (Java's default is LOCAL)
     }
     if ordering_field:
         props["hoodie.table.precombine.field"] = ordering_field
@@ -198,7 +216,12 @@ def write_new_file_group(
     payload = sink.getvalue().to_pybytes()
     directory = _ensure_partition(ctx, storage, partition)
     create_marker(storage, ctx.meta_path, ctx.instant, partition, name, CREATE)
-    storage.create_atomic(posixpath.join(directory, name), payload)
+    try:
+        storage.create_atomic(posixpath.join(directory, name), payload)
+    except FileExistsError:
+        # The name holds this instant: only an earlier attempt of this very task (a Spark retry or a
+        # speculative copy) wrote it. Replace it, so the file group keeps exactly one base file.
+        storage.replace_atomic(posixpath.join(directory, name), payload)
     lo, hi = ctx.event_times(data)
     return WriteStat(
         file_id=file_id,
@@ -222,34 +245,47 @@ def append_to_file_group(
     block_format: str = "avro",
     schema: pa.Schema | None = None,
 ) -> WriteStat:
-    """Append one data block (and/or one delete block) to the file group's target log file."""
+    """Write one data block (and/or one delete block) into the file group's target log file.
+
+    A new target (`log_size == 0`) is created exclusively: if another writer took the name, the next free
+    version of the same slice is used; if an earlier attempt of this instant's task wrote it (every block
+    carries this instant), it is replaced. The write stat names the file actually written.
+    """
     storage = ctx.storage()
     partition = target.partition
     directory = _ensure_partition(ctx, storage, partition)
-    path = posixpath.join(directory, target.log_file)
-    blocks: list[EncodedBlock] = []
-    lo = hi = None
-    if data is not None and data.num_rows:
-        rows = with_meta_columns(data, ctx.instant, partition, target.log_file, ctx.record_keys(data))
-        if schema is not None:
-            rows = rows.cast(schema)
-        lo, hi = ctx.event_times(data)
-        schema_json = ctx.avro_schema(rows.schema)
-        mark = lo if ctx.config.min_event_time_header else None
-        if block_format == "parquet":
-            blocks.append(parquet_data_block(rows, schema_json, ctx.instant, mark))
-        else:
-            blocks.append(avro_data_block(arrow_to_avro_records(rows), schema_json, ctx.instant, mark))
-    if deletes:
-        blocks.append(delete_block(deletes, ctx.instant))
-    create_marker(storage, ctx.meta_path, ctx.instant, partition, target.log_file, APPEND)
-    offsets = append_blocks(storage, path, blocks)
+    lo, hi = ctx.event_times(data) if data is not None and data.num_rows else (None, None)
+
+    def encode(file_name: str) -> list[EncodedBlock]:
+        blocks: list[EncodedBlock] = []
+        if data is not None and data.num_rows:
+            rows = with_meta_columns(data, ctx.instant, partition, file_name, ctx.record_keys(data))
+            if schema is not None:
+                rows = rows.cast(schema)
+            schema_json = ctx.avro_schema(rows.schema)
+            mark = lo if ctx.config.min_event_time_header else None
+            if block_format == "parquet":
+                blocks.append(parquet_data_block(rows, schema_json, ctx.instant, mark))
+            else:
+                blocks.append(avro_data_block(arrow_to_avro_records(rows), schema_json, ctx.instant, mark))
+        if deletes:
+            blocks.append(delete_block(deletes, ctx.instant))
+        return blocks
+
+    if target.log_size > 0:  # a file this write already created (several appends of one write client)
+        log_file = target.log_file
+        blocks = encode(log_file)
+        create_marker(storage, ctx.meta_path, ctx.instant, partition, log_file, APPEND)
+        offsets = append_blocks(storage, posixpath.join(directory, log_file), blocks)
+    else:
+        log_file, blocks = _create_log_file(ctx, storage, directory, target, encode)
+        offsets = list(itertools.accumulate((len(b.data) for b in blocks[:-1]), initial=0))
     written = sum(len(b.data) for b in blocks)
     n = data.num_rows if data is not None else 0
-    log = LogFileName.parse(target.log_file)
+    log = LogFileName.parse(log_file)
     return WriteStat(
         file_id=target.file_id,
-        path=f"{partition}/{target.log_file}" if partition else target.log_file,
+        path=f"{partition}/{log_file}" if partition else log_file,
         prev_commit=target.base_instant,
         num_writes=n,
         num_update_writes=n,
@@ -262,19 +298,64 @@ def append_to_file_group(
         log_version=log.version,
         log_offset=offsets[0] if offsets else 0,
         base_file=target.base_file or "",
-        log_files=[target.log_file],
+        log_files=[log_file],
     )
+
+
+MAX_LOG_VERSION_PROBES = 1000
+
+
+def _create_log_file(
+    ctx: WriteContext,
+    storage: Storage,
+    directory: str,
+    target: FileGroupTarget,
+    encode: Callable[[str], list[EncodedBlock]],
+) -> tuple[str, list[EncodedBlock]]:
+    """Create the target log file exclusively, or the next free version; return the name used and its blocks."""
+    planned = LogFileName.parse(target.log_file)
+    for version in range(planned.version, planned.version + MAX_LOG_VERSION_PROBES):
+        name = planned.with_version(version).name
+        blocks = encode(name)
+        payload = b"".join(b.data for b in blocks)
+        path = posixpath.join(directory, name)
+        create_marker(storage, ctx.meta_path, ctx.instant, target.partition, name, APPEND)
+        try:
+            storage.create_atomic(path, payload)
+            return name, blocks
+        except FileExistsError:
+            pass
+        if _written_by(storage, path, ctx.instant):
+            storage.replace_atomic(path, payload)  # an earlier attempt of this task: replace, never duplicate
+            return name, blocks
+        # another writer's file: our marker must not make a rollback of ours touch it
+        delete_marker(storage, ctx.meta_path, ctx.instant, target.partition, name, APPEND)
+    raise HudiMetaError(f"no free log file version for {target.file_id} after {target.log_file}")
+
+
+def _written_by(storage: Storage, path: str, instant: str) -> bool:
+    """Whether every block of the log file at `path` belongs to `instant` (an earlier attempt of this write)."""
+    try:
+        blocks = read_blocks(storage, path)
+    except FileNotFoundError:
+        return False
+    return bool(blocks) and all(b.instant_time == instant for b in blocks)
 
 
 @dataclass
 class WriteClient:
-    """One write (deltacommit or commit) of a v6 table: request, write files, then commit once."""
+    """One write (deltacommit or commit) of a v6 table: request, write files, then commit once.
+
+    Use it as a context manager (or call `close`): the heartbeat thread started by `begin` then stops even
+    when the write fails; a failed write's heartbeat file is left to expire, so another writer rolls it back.
+    """
 
     table: HudiTable
     action: str = Action.DELTA_COMMIT
     instant: str = ""
     stats: list[WriteStat] = field(default_factory=list)
     schema: pa.Schema | None = None
+    heartbeat_config: HeartbeatConfig | None = None  # default: the table's properties, else Java's defaults
 
     def __post_init__(self) -> None:
         if self.table.config.version != 6:
@@ -282,6 +363,9 @@ class WriteClient:
         self.timeline = TimelineWriter(self.table.storage, self.table.timeline_path)
         if not self.instant:
             self.instant = new_instant_time(i.requested_time for i in self.table.timeline.instants)
+        if self.heartbeat_config is None:
+            self.heartbeat_config = HeartbeatConfig.from_props(dict(self.table.config.props))
+        self.heartbeat: Heartbeat | None = None
 
     @property
     def context(self) -> WriteContext:
@@ -289,20 +373,65 @@ class WriteClient:
 
     # ---- lifecycle ----------------------------------------------------------------------------------
 
+    def __enter__(self) -> WriteClient:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the heartbeat; an uncommitted write keeps its heartbeat file, which then expires."""
+        if self.heartbeat is not None:
+            self.heartbeat.stop(delete=False)
+
     def begin(self) -> str:
-        self.timeline.request(self.action, self.instant)
-        self.timeline.start(self.action, self.instant)
+        """Start the heartbeat, then request and start the instant (Java's order: a live writer's instant
+        never exists without a heartbeat)."""
+        assert self.heartbeat_config is not None
+        self.heartbeat = Heartbeat(self.table.storage, self.table.meta_path, self.instant, self.heartbeat_config)
+        self.heartbeat.start()
+        try:
+            self.timeline.request(self.action, self.instant)
+            self.timeline.start(self.action, self.instant)
+        except BaseException:
+            self.heartbeat.stop(delete=not self.table.storage.exists(self._pending_path(State.REQUESTED)))
+            raise
         return self.instant
 
+    def _pending_path(self, state: State) -> str:
+        return posixpath.join(self.table.timeline_path, Instant(self.instant, self.action, state).file_name(1))
+
     def commit(self, operation_type: str = "UPSERT", extra_metadata: dict[str, str] | None = None) -> Instant:
-        """Publish the write: one atomic create of the completed instant file."""
+        """Publish the write: one atomic create of the completed instant file, refused when this write may
+        have been rolled back (its heartbeat went stale, or its requested or inflight file is gone)."""
         extra = dict(extra_metadata or {})
         if self.schema is not None:
             extra.setdefault("schema", self.context.avro_schema(self.schema, meta=False))
         metadata = CommitMetadata(extra_metadata=extra, operation_type=operation_type)
         for s in self.stats:
             metadata.partition_to_write_stats.setdefault(s.partition_path, []).append(s)
-        completed = self.timeline.complete(self.action, self.instant, metadata.to_json())
+        content = metadata.to_json()
+        if self.heartbeat is not None:
+            try:
+                self.heartbeat.check()
+            except HeartbeatExpiredError as e:
+                self.close()
+                raise HudiMetaError(f"refusing to commit {self.instant}: {e}") from None
+        missing = [
+            posixpath.basename(p)
+            for p in (self._pending_path(State.REQUESTED), self._pending_path(State.INFLIGHT))
+            if not self.table.storage.exists(p)
+        ]
+        if missing:
+            self.close()
+            raise HudiMetaError(
+                f"refusing to commit {self.instant}: {', '.join(missing)} is gone (the write was rolled back)"
+            )
+        completed = self.timeline.complete(self.action, self.instant, content)
+        if self.heartbeat is not None:
+            self.heartbeat.stop(delete=True)
         delete_markers(self.table.storage, self.table.meta_path, self.instant)
         self.table.reload()
         return completed
@@ -314,16 +443,15 @@ class WriteClient:
         if not hasattr(self, "_targets"):
             inputs = self.table.view_inputs()
             links = planned_links(self.table)
-            max_size = int(self.table.config.props.get(LOG_MAX_SIZE_KEY, DEFAULT_LOG_MAX_SIZE))
             self._targets = {
-                (fg.partition, fg.file_id): target_for(
-                    fg, inputs, links.get((fg.partition, fg.file_id), frozenset()), max_size
-                )
+                (fg.partition, fg.file_id): target_for(fg, inputs, links.get((fg.partition, fg.file_id), frozenset()))
                 for fg in self.table.file_groups()
             }
         return self._targets
 
     def write_base_file(self, partition: str, data: pa.Table, file_id: str | None = None) -> WriteStat:
+        if file_id is not None and any(s.file_id == file_id and not s.log_files for s in self.stats):
+            raise ValueError(f"file group {file_id} already has a base file in {self.instant}")
         stat = write_new_file_group(self.context, partition, data, file_id)
         self.schema = self.schema or _table_schema(self.table, stat)
         self.stats.append(stat)
@@ -339,6 +467,10 @@ class WriteClient:
     ) -> WriteStat:
         target = self.targets()[(partition, file_id)]
         stat = append_to_file_group(self.context, target, data, deletes, block_format, self.schema)
+        # the next append of this write goes to the same (now existing, ours) file
+        self._targets[(partition, file_id)] = dataclasses.replace(
+            target, log_file=posixpath.basename(stat.path), log_size=stat.file_size_in_bytes
+        )
         if data is not None and self.schema is None:
             self.schema = with_meta_columns(
                 data, self.instant, partition, target.log_file, self.context.record_keys(data)
@@ -348,7 +480,7 @@ class WriteClient:
 
 
 def _table_schema(table: HudiTable, stat: WriteStat) -> pa.Schema:
-    with table.storage.open_read(posixpath.join(table.base_path, stat.path)) as f:
+    with table.storage.open_arrow(posixpath.join(table.base_path, stat.path)) as f:
         return pq.read_schema(f)
 
 
@@ -357,10 +489,6 @@ def planned_links(table: HudiTable) -> dict[tuple[str, str], frozenset[str]]:
     out: dict[tuple[str, str], frozenset[str]] = {}
     for instant in table.timeline.pending_compactions():
         plan = table.compaction_plan(instant.requested_time)
-        exact = plan.strategy is not None and plan.strategy.strategy_params.get(EXACT_KEY) == "true"
         for op in plan.operations:
-            names = {s.symlink for s in op.symlink_operations}
-            if exact:  # the exact log file is reserved too
-                names.add(exact_log_name(op.file_id, instant.requested_time))
-            out[(op.partition_path or "", op.file_id)] = frozenset(names)
+            out[(op.partition_path or "", op.file_id)] = reserved_log_files(plan, op, instant.requested_time)
     return out

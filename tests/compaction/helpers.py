@@ -22,8 +22,8 @@ SPEC = StreamSpec(batches=5, rows_per_batch=120, late_share=0.3, mean_lateness_m
 
 
 def write_events(spark: SparkSession, path: str, spec: StreamSpec = SPEC) -> tuple[Model, list[int]]:
-    """A table whose every write rolls over to a new log file version (hoodie.logfile.max.size=1)."""
-    create_events_table(path, buckets=2, log_max_size=1)
+    """An events table written batch by batch (every write is a new log file of each slice it touches)."""
+    create_events_table(path, buckets=2)
     model = Model()
     watermarks = []
     for batch in generate(spec):

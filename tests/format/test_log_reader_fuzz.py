@@ -5,7 +5,8 @@ chunk) are written with the `log_writer` helpers, and the Java-written fixture l
 are mutated. For every mutated file `read_blocks` must return (a read budget turns a non-terminating scan
 into a failure instead of a hang), cover the file contiguously, keep every block whose bytes and following
 magic (or the end of the file) are untouched, and decode byte-identical blocks to the original content.
-Decoding any other non-corrupt block may fail, but only with `BlockDecodeError`.
+Decoding any other non-corrupt block may fail, but only with `BlockDecodeError`, which a reader's decode turns
+into an `UndecodableBlockError` naming the file and offset (Java fails on such content too: it is never skipped).
 
 Expected results follow Java's `HoodieLogFileReader` (see `shared/docs/hudi-format.md` §1.10) everywhere,
 with no exceptions: fewer than 6 bytes after a block are the end of the file (the block is kept and those
@@ -17,6 +18,8 @@ The fixture logs under `shared/` must be present: a missing fixture is a failure
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import random
 import struct
@@ -25,17 +28,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import fastavro
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hudi_meta.errors import UndecodableBlockError
 from hudi_meta.format.avro_arrow import arrow_schema_from_avro_json
 from hudi_meta.format.block_content import (
     BlockDecodeError,
     DeleteRecord,
     decode_avro_records,
     decode_data_block,
+    decode_data_block_at,
+    decode_delete_block_at,
     decode_delete_records,
     decode_parquet,
     encode_avro_records,
@@ -342,14 +349,26 @@ def _decode(block: LogBlock, content: bytes) -> Any:
     return decoded.to_pylist() if isinstance(decoded, pa.Table) else decoded
 
 
-def _check_decode_contract(block: LogBlock, content: bytes, base: BaseLog) -> None:
-    """Decoding succeeds or raises BlockDecodeError, both as read and conformed to the table schema."""
+def _check_decode_contract(block: LogBlock, content: bytes, base: BaseLog, path: str) -> None:
+    """Decoding succeeds or raises BlockDecodeError, both as read and conformed to the table schema; a reader's
+    decode (`decode_*_at`) then raises UndecodableBlockError naming the file and the block's offset.
+
+    Content damaged inside valid framing is not a corrupt block: Java fails on it too, so it must stop a reader
+    with a clean one-line error (never another exception type, never a skip).
+    """
     targets = [None, *(arrow_schema_from_avro_json(s) for s in sorted(base.schemas))]
     for target in targets if block.block_type != BlockType.DELETE else [None]:
         try:
             _decode_raw(block, content, target)
         except BlockDecodeError:
-            pass
+            with pytest.raises(UndecodableBlockError) as raised:
+                if block.block_type == BlockType.DELETE:
+                    decode_delete_block_at(path, block, content)
+                else:
+                    decode_data_block_at(path, block, content, target)
+            e = raised.value
+            assert (e.path, e.offset, e.block_type) == (path, block.offset, block.block_type.name)
+            assert "\n" not in str(e) and f"offset {block.offset} of {path}" in str(e)
         except Exception as e:  # struct.error, EOFError, UnicodeDecodeError, ...: always a failure
             raise AssertionError(
                 f"{block.block_type.name} block at {block.offset}: decoding raised {type(e).__name__}, "
@@ -401,7 +420,7 @@ def check_file(path: Path, base: BaseLog, start: int = 0, intact: Iterable[tuple
         if original is not None:
             _check_identical(b, content, original)
         else:
-            _check_decode_contract(b, content, base)
+            _check_decode_contract(b, content, base, str(path))
 
     at = {b.offset: b for b in blocks}
     for index, offset in intact:
@@ -658,14 +677,25 @@ def test_mangled_schema_header_raises_block_decode_error(bases: list[BaseLog], m
         decode_data_block(block, original.content)
 
 
-def test_unmappable_avro_schema_raises_block_decode_error() -> None:
-    """Regression (fixed in 1cb6deb): arrow_schema_from_avro_json's plain ValueError leaked."""
+def test_union_of_two_non_null_branches_decodes() -> None:
+    """Regression (issue 8, defect 3): ["null", "long", "string"] raised BlockDecodeError ('unsupported Avro
+    union') and readers skipped the block as if it were corrupt. It reads as parquet-avro and Spark give it:
+    a struct with one member per non-null branch, the written one set (values as fastavro decodes them)."""
     schema = '{"type":"record","name":"r","fields":[{"name":"v","type":["null","long","string"],"default":null}]}'
-    content = encode_avro_records([{"v": 1}, {"v": "x"}], schema)
-    assert decode_avro_records(content, schema) == [{"v": 1}, {"v": "x"}]  # the records themselves decode
+    content = encode_avro_records([{"v": 1}, {"v": "x"}, {"v": None}], schema)
+    parsed = fastavro.parse_schema(json.loads(schema))
+    datums, pos = [], 8
+    for _ in range(3):
+        (length,) = struct.unpack_from(">i", content, pos)
+        datums.append(fastavro.schemaless_reader(io.BytesIO(content[pos + 4 : pos + 4 + length]), parsed, None))
+        pos += 4 + length
+    assert datums == [{"v": 1}, {"v": "x"}, {"v": None}]
     block = LogBlock(0, 0, BlockType.AVRO_DATA, header={int(HeaderKey.SCHEMA): schema})
-    with pytest.raises(BlockDecodeError):
-        decode_data_block(block, content)
+    assert decode_data_block(block, content).to_pylist() == [
+        {"v": {"member0": 1, "member1": None}},
+        {"v": {"member0": None, "member1": "x"}},
+        {"v": None},
+    ]
 
 
 @pytest.mark.parametrize("with_target", [pytest.param(False, id="as-read"), pytest.param(True, id="conformed")])

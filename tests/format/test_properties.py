@@ -13,8 +13,8 @@ from hudi_meta.format.properties import (
     with_checksum,
 )
 
-keys = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
-values = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+keys = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20)
+values = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 
 
 @given(st.dictionaries(keys, values, max_size=8))

@@ -13,9 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, make_url, pool, text
+from sqlalchemy import Engine, create_engine, make_url, pool, text
 from sqlalchemy.exc import DBAPIError
 
+from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
 
 PG_ADMIN_ENV = "HUDI_META_TEST_PG"
@@ -99,3 +100,11 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     template = request.getfixturevalue("_pg_upgraded_template")
     with pg_database(template=template) as url:
         yield url
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    """An engine on a fresh store (`db_url`: once on SQLite, once on PostgreSQL)."""
+    store = make_engine(db_url)
+    yield store
+    store.dispose()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,25 +15,18 @@ from sqlalchemy import Engine
 from hudi_meta.format.block_content import decode_data_block
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.log_reader import read_blocks, read_content
-from hudi_meta.index.db import make_engine
-from hudi_meta.index.event_time_source import instant_to_epoch_ms
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.queries import block_rows, slice_rows, timeline_rows
+from hudi_meta.index.registry import table_id_of
 from hudi_meta.storage import LocalStorage
 from hudi_meta.table.event_time import to_epoch_ms
+from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 from tests.conftest import table_zips
 
 EVENT_FIELDS = ("ts", "txn_datetime", "timestampField")
-
-
-@pytest.fixture
-def engine(db_url: str) -> Iterator[Engine]:
-    store = make_engine(db_url)
-    yield store
-    store.dispose()
 
 
 def event_field(table: HudiTable) -> str | None:
@@ -57,7 +49,7 @@ def direct_scan(table: HudiTable, field: str | None) -> dict[tuple[str, int], tu
                 column = decode_data_block(block, read_content(storage, str(path), block)).column(field)
                 lo, hi = to_epoch_ms(pc.min(column).as_py()), to_epoch_ms(pc.max(column).as_py())
             elif block.block_type.label == "delete" and block.instant_time:
-                lo = hi = instant_to_epoch_ms(block.instant_time)
+                lo = hi = instant_epoch_ms(block.instant_time)
             if block.instant_time and inputs.is_committed(block.instant_time) and not block.is_rollback:
                 out[(rel, block.offset)] = (block.block_type.label, lo, hi)
     return out
@@ -82,8 +74,6 @@ def test_every_fixture_table_indexes_like_a_direct_scan(engine: Engine, fixture_
 
 
 def _table_id(engine: Engine, table: HudiTable) -> int:
-    from hudi_meta.index.indexer import table_id_of
-
     found = table_id_of(engine, table.base_path)
     assert found is not None
     return found
@@ -131,7 +121,7 @@ def test_incremental_runs_read_only_what_is_new(engine: Engine, tmp_path: Path) 
     assert storage.opened == []
     assert (nothing.blocks_added, nothing.log_files_scanned, nothing.instants_added) == (0, 0, 0)
 
-    # a new deltacommit appends to two of the six log files and creates no new file
+    # a new deltacommit writes a new log file into two of the six file groups
     table = HudiTable.open(path)
     groups = table.file_groups()[:2]
     client = WriteClient(table)
@@ -150,9 +140,7 @@ def test_incremental_runs_read_only_what_is_new(engine: Engine, tmp_path: Path) 
     table, storage = _open_counting(path)
     second = Indexer(engine, table).run()
     assert (second.blocks_added, second.log_files_scanned, second.instants_added) == (2, 2, 1)
-    assert sorted(set(storage.opened)) == sorted(
-        posixpath.join(path, fg.partition, fg.ordered_slices()[-1].log_files[0].name) for fg in groups
-    )
+    assert sorted(set(storage.opened)) == sorted(posixpath.join(path, s.path) for s in client.stats)
     rows = block_rows(engine, _table_id(engine, table))
     new = [r for r in rows if r["instant"] == client.instant]
     assert len(new) == 2 and all(r["min_event_time_source"] == "write_stat" for r in new)

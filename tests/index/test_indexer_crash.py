@@ -18,12 +18,11 @@ from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.models import (
-    FileGroupRecord,
-    FileSliceRecord,
-    InstantRecord,
-    LogBlockRecord,
-    LogFileRecord,
-    table_of,
+    file_group_table,
+    file_slice_table,
+    instant_table,
+    log_block_table,
+    log_file_table,
 )
 from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
@@ -40,8 +39,8 @@ def big_table(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def dump(engine: Engine) -> dict[str, list[tuple[Any, ...]]]:
     """The index content keyed by natural keys (no surrogate ids, no wall-clock times)."""
-    b, f, i = table_of(LogBlockRecord), table_of(LogFileRecord), table_of(InstantRecord)
-    g, s = table_of(FileGroupRecord), table_of(FileSliceRecord)
+    b, f, i = log_block_table, log_file_table, instant_table
+    g, s = file_group_table, file_slice_table
     with engine.connect() as conn:
         return {
             "blocks": sorted(

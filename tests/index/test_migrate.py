@@ -23,9 +23,9 @@ from hudi_meta.index.migrate import (
     migrations_dir,
     upgrade,
 )
-from hudi_meta.index.models import Base
+from hudi_meta.index.models import metadata
 
-APP_TABLES = set(Base.metadata.tables)
+APP_TABLES = set(metadata.tables)
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -50,7 +50,7 @@ def schema_diff(url: str) -> list[object]:
     try:
         with engine.connect() as conn:
             context = MigrationContext.configure(conn, opts={"compare_type": True})
-            return list(compare_metadata(context, Base.metadata))
+            return list(compare_metadata(context, metadata))
     finally:
         engine.dispose()
 
@@ -150,7 +150,7 @@ def test_constraint_names_follow_convention(db_url: str) -> None:
         assert {uc["name"] for uc in insp.get_unique_constraints("hudi_table")} == {"uq_hudi_table_base_path"}
 
         # Every table: exactly the names the models' naming convention yields.
-        for table in Base.metadata.sorted_tables:
+        for table in metadata.sorted_tables:
             expected_uq = {c.name for c in table.constraints if c.__visit_name__ == "unique_constraint"}
             expected_uq |= {f"uq_{table.name}_{c.name}" for c in table.columns if c.unique}
             expected_fk = {fk.name for fk in table.foreign_key_constraints}

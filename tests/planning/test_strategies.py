@@ -14,6 +14,7 @@ from hudi_meta.planning.strategies import (
     EventTimeBasedCompactionStrategy,
     LogFileSizeBasedCompactionStrategy,
     UnBoundedCompactionStrategy,
+    achieved_threshold,
     plan_operations,
 )
 
@@ -56,8 +57,7 @@ def test_plan_links_follow_the_contract(all_slices: list[SliceInfo], threshold: 
     for op, planned in zip(ops, plan.operations, strict=True):
         assert planned.delta_file_paths == tuple(f.name for f in op.to_compact)
         versions = [LogFileName.parse(s.symlink).version for s in planned.symlink_operations]
-        first = 2 if exact else 1
-        assert versions == list(range(first, first + len(op.to_keep)))
+        assert versions == list(range(2, 2 + len(op.to_keep)))  # version 1 is the carry log's
         for link, kept in zip(planned.symlink_operations, op.to_keep, strict=True):
             parsed = LogFileName.parse(link.symlink)
             assert (parsed.file_id, parsed.instant) == (op.slice.file_id, C)
@@ -95,3 +95,42 @@ def test_triggers() -> None:
     assert triggers.decide(triggers.NUM_COMMITS, idle, max_delta_commits=3).allowed
     assert triggers.decide(triggers.TIME_ELAPSED, idle).allowed
     assert not triggers.decide(triggers.TIME_ELAPSED, busy, max_delta_seconds=60).allowed
+
+
+# ---- the threshold a plan records (issue 8, defect 7) ------------------------------------------------------
+
+
+def _log(v: int, m: int | None, committed: bool = True, known: bool = True) -> LogFileInfo:
+    return LogFileInfo(LogFileName("f", B, v, "1-0-1").name, v, 10, m, committed=committed, event_time_known=known)
+
+
+def test_threshold_is_lowered_below_a_log_file_left_after_an_uncommitted_one() -> None:
+    # L2 is uncommitted and cuts the prefix: L3 (min 5 <= T) stays un-merged, so T = 10 cannot hold
+    s = SliceInfo("p", "f", B, None, (_log(1, 3), _log(2, None, committed=False), _log(3, 5)))
+    strategy = EventTimeBasedCompactionStrategy(threshold_ms=10)
+    ops = plan_operations([s], strategy)
+    assert [f.name for f in ops[0].to_compact] == [s.log_files[0].name]
+    assert achieved_threshold([s], ops, 10).threshold_ms == 4  # every record <= 4 is merged, 5 is not
+
+
+def test_threshold_as_requested_when_everything_left_is_later() -> None:
+    s = SliceInfo("p", "f", B, None, (_log(1, 3), _log(2, 12), _log(3, 11)))
+    ops = plan_operations([s], EventTimeBasedCompactionStrategy(threshold_ms=10))
+    assert achieved_threshold([s], ops, 10).threshold_ms == 10
+
+
+def test_unknown_event_times_are_never_linked_as_after_t_nor_allow_a_threshold() -> None:
+    s = SliceInfo("p", "f", B, None, (_log(1, 3), _log(2, None, known=False), _log(3, 4)))
+    ops = plan_operations([s], EventTimeBasedCompactionStrategy(threshold_ms=10))
+    assert [f.name for f in ops[0].to_compact] == [s.log_files[0].name]  # the unknown file ends the prefix
+    result = achieved_threshold([s], ops, 10)
+    assert result.threshold_ms is None and "unresolved event times" in result.reason
+
+
+def test_an_unplanned_slice_counts_too() -> None:
+    # a slice with nothing <= T is not planned, but a slice with a log file at 7 that is cut off lowers T
+    planned = SliceInfo("p", "f", B, None, (_log(1, 3),))
+    cut = SliceInfo("p", "g", B, None, (_log(1, None, committed=False), _log(2, 7)))
+    ops = plan_operations([planned, cut], EventTimeBasedCompactionStrategy(threshold_ms=10))
+    assert [op.slice.file_id for op in ops] == ["f"]
+    assert achieved_threshold([planned, cut], ops, 10).threshold_ms == 6

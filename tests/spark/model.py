@@ -7,6 +7,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_meta.table.instant import instant_epoch_ms
+
 COLUMNS = ["event_id", "ts", "region", "amount", "payload"]
 
 
@@ -17,8 +19,12 @@ class Model:
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
     written_by: dict[str, str] = field(default_factory=dict)
     history: list[tuple[str, dict[str, dict[str, Any]], dict[str, str]]] = field(default_factory=list)
+    writes: list[tuple[str, list[dict[str, Any]] | None, list[str]]] = field(
+        default_factory=list
+    )  # (instant, rows, deleted)
 
     def upsert(self, instant: str, batch: pa.Table) -> None:
+        self.writes.append((instant, batch.select(COLUMNS).to_pylist(), []))
         latest: dict[str, dict[str, Any]] = {}
         for row in batch.select(COLUMNS).to_pylist():
             old = latest.get(row["event_id"])
@@ -32,6 +38,7 @@ class Model:
         self._snapshot(instant)
 
     def delete(self, instant: str, keys: list[str]) -> None:
+        self.writes.append((instant, None, list(keys)))
         for key in keys:
             self.records.pop(key, None)
             self.written_by.pop(key, None)
@@ -42,6 +49,22 @@ class Model:
 
     def rows(self) -> list[dict[str, Any]]:
         return sorted(self.records.values(), key=lambda r: r["event_id"])
+
+    def as_of_event_time(self, threshold_ms: int) -> list[dict[str, Any]]:
+        """The table as of event time T (design.md section 5, exact mode): per key, the winner among the versions
+        with ts <= T; a delete (natural order) counts at its instant time."""
+        state: dict[str, dict[str, Any]] = {}
+        for instant, rows, deleted in self.writes:
+            if rows is None:
+                if instant_epoch_ms(instant) <= threshold_ms:
+                    for key in deleted:
+                        state.pop(key, None)
+                continue
+            for row in rows:
+                old = state.get(row["event_id"])
+                if row["ts"] <= threshold_ms and (old is None or row["ts"] >= old["ts"]):
+                    state[row["event_id"]] = row
+        return sorted(state.values(), key=lambda r: r["event_id"])
 
     def as_of(self, instant: str) -> list[dict[str, Any]]:
         state = [records for t, records, _ in self.history if t <= instant][-1]

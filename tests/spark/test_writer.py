@@ -19,9 +19,10 @@ from hudi_meta.format.block_content import decode_data_block
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks, read_content
 from hudi_meta.index.db import make_engine
-from hudi_meta.index.indexer import Indexer, table_id_of
+from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import block_rows
+from hudi_meta.index.registry import table_id_of
 from hudi_meta.table.table import HudiTable
 from tests.spark.model import Model, rows_of
 

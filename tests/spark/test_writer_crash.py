@@ -1,5 +1,6 @@
-"""A Spark writer killed with kill -9 mid-write: reads equal the state before that write, and the next
-write rolls the failed one back and succeeds."""
+"""A Spark writer killed with kill -9 mid-write: reads equal the state before that write, a write started
+meanwhile leaves it alone while its heartbeat is live, and once the heartbeat expired the next write rolls the
+failed one back and succeeds."""
 
 from __future__ import annotations
 
@@ -15,10 +16,23 @@ from hudi_meta.spark import writer
 from pyspark.sql import SparkSession
 
 from hudi_meta.event_stream import StreamSpec, create_events_table, generate, write_batches
+from hudi_meta.format.properties import format_properties, parse_properties, with_checksum
+from hudi_meta.table.heartbeat import INTERVAL_KEY, MISSES_KEY
 from hudi_meta.table.instant import Action
+from hudi_meta.table.rollback import rollback_failed_writes
 from hudi_meta.table.table import HudiTable
 from tests.spark.model import Model, rows_of
 from tests.spark.test_writer import hudi_rs
+
+HEARTBEAT_PROPS = {INTERVAL_KEY: "500", MISSES_KEY: "4"}  # expired after 2 s (Java: interval * misses)
+EXPIRY_S = 2.0
+
+
+def with_short_heartbeats(path: Path) -> None:
+    """Set the heartbeat properties in hoodie.properties, where every writer of the table reads them."""
+    props_file = path / ".hoodie" / "hoodie.properties"
+    props = {**parse_properties(props_file.read_text()), **HEARTBEAT_PROPS}
+    props_file.write_text(format_properties(with_checksum(props)))
 
 
 def _markers(path: Path) -> list[Path]:
@@ -29,6 +43,7 @@ def _markers(path: Path) -> list[Path]:
 def test_kill_9_mid_write_then_next_write(spark: SparkSession, tmp_path: Path) -> None:
     path = tmp_path / "events"
     create_events_table(str(path), buckets=4)
+    with_short_heartbeats(path)
     first, second = list(generate(StreamSpec(batches=2, rows_per_batch=300, seed=11)))
     model = Model()
     instant = writer.write(spark.createDataFrame(first.upserts), HudiTable.open(str(path)))
@@ -56,6 +71,8 @@ def test_kill_9_mid_write_then_next_write(spark: SparkSession, tmp_path: Path) -
             assert proc.poll() is None, "the writer finished before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.02)
+        assert rollback_failed_writes(HudiTable.open(str(path))) == []  # a live writer: its heartbeat is fresh
+        assert proc.poll() is None, "the writer finished before it could be killed"
         os.killpg(proc.pid, signal.SIGKILL)  # the driver, its JVM and the Python workers
         proc.wait()
     table = HudiTable.open(str(path))
@@ -64,6 +81,7 @@ def test_kill_9_mid_write_then_next_write(spark: SparkSession, tmp_path: Path) -
     assert rows_of(table.read("snapshot")) == before
     assert rows_of(hudi_rs(str(path), "snapshot")) == before
 
+    time.sleep(EXPIRY_S * 1.5)  # the killed writer's heartbeat expires
     instant = writer.write(spark.createDataFrame(second.upserts), HudiTable.open(str(path)))
     model.upsert(instant.requested_time, second.upserts)
     table = HudiTable.open(str(path))

@@ -60,3 +60,17 @@ def test_storage_for_picks_by_scheme(tmp_path: Path) -> None:
     assert isinstance(storage_for(str(tmp_path))[0], LocalStorage)
     assert storage_for(f"file://{tmp_path}")[1] == str(tmp_path)
     assert isinstance(storage_for("memory://x/y")[0], FsspecStorage)
+
+
+def test_modified_time_moves_with_a_rewrite(store: tuple[Storage, str]) -> None:
+    import time
+
+    storage, root = store
+    path = f"{root}/beat"
+    before = time.time_ns() // 1_000_000
+    storage.replace_atomic(path, b"")
+    first = storage.modified_time_ms(path)
+    assert before - 2000 <= first <= time.time_ns() // 1_000_000 + 2000
+    time.sleep(0.02)
+    storage.replace_atomic(path, b"")
+    assert storage.modified_time_ms(path) >= first

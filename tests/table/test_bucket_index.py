@@ -24,7 +24,7 @@ def test_java_hash_values() -> None:
 
 @given(
     st.lists(
-        st.text(st.characters(min_codepoint=32, max_codepoint=0x2FFFF, exclude_categories=("Cs",)), max_size=40),
+        st.text(st.characters(min_codepoint=32, max_codepoint=0x2FFFF, exclude_categories=["Cs"]), max_size=40),
         max_size=50,
     ),
     st.integers(1, 64),

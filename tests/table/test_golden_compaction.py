@@ -4,12 +4,14 @@ the base file Java wrote for that operation (data columns)."""
 from __future__ import annotations
 
 import posixpath
+from functools import partial
 from typing import Any
 
 import pyarrow.parquet as pq
 
 from hudi_meta.format.file_names import BaseFileName
 from hudi_meta.table.file_group_reader import read_file_slice
+from hudi_meta.table.fs_view import ViewInputs
 from hudi_meta.table.table import HudiTable
 from tests.conftest import table_zips
 from tests.table.test_fixture_reads import data_rows
@@ -54,7 +56,11 @@ def test_merged_inputs_equal_java_output(fixture_table: Any) -> None:
             rel(op.data_file_path) if op.data_file_path else None,
             [rel(n) for n in op.delta_file_paths],
             table.merge_spec,
-            lambda t, c=instant, v=inputs: v.is_committed(t) and t < c,
+            partial(_visible_before, inputs, instant),
         )
         java = pq.read_table(posixpath.join(table.base_path, rel(output)))
         assert data_rows(merged) == data_rows(java), (table.base_path, op.file_id)
+
+
+def _visible_before(inputs: ViewInputs, instant: str, t: str) -> bool:
+    return inputs.is_committed(t) and t < instant

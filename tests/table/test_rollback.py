@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from hudi_meta.format.block_content import DeleteRecord
@@ -11,7 +12,7 @@ from hudi_meta.table.markers import list_markers
 from hudi_meta.table.rollback import rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
-from tests.table.test_writer import batch, hudi_rs_rows, rows, write_demo
+from tests.table.test_writer import EXPIRY_S, batch, hudi_rs_rows, rows, write_demo
 
 
 def failed_write(table: HudiTable) -> WriteClient:
@@ -20,7 +21,10 @@ def failed_write(table: HudiTable) -> WriteClient:
     w.begin()
     w.append_log("region=eu", fg.file_id, batch("eu", [1, 70], 9_000), [DeleteRecord("eu-0", "region=eu")])
     w.write_base_file("region=apac", batch("apac", [1, 2], 9_000))
-    return w  # never committed: the writer died here
+    assert w.heartbeat is not None
+    w.heartbeat.stop(delete=False)  # the writer died here: no more beats, no commit
+    time.sleep(EXPIRY_S * 2)  # its heartbeat is now older than interval * tolerable misses
+    return w
 
 
 def test_rollback_restores_reads_and_unblocks_writes(tmp_path: Path) -> None:
@@ -43,7 +47,7 @@ def test_rollback_restores_reads_and_unblocks_writes(tmp_path: Path) -> None:
     assert table.timeline.instant(w.instant) is None
     rollback = table.timeline.instants[-1]
     assert rollback.action == Action.ROLLBACK and rollback.is_completed
-    eu_log = next(path.glob("region=eu/.*.log.*"))
+    eu_log = path / w.stats[0].path  # the failed write's own log file
     assert any(b.is_rollback and b.target_instant_time == w.instant for b in read_blocks(table.storage, str(eu_log)))
     assert list_markers(table.storage, table.meta_path, w.instant) == []
 

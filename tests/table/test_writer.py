@@ -13,8 +13,9 @@ from hudi_meta.errors import InstantExistsError
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.table.heartbeat import INTERVAL_KEY, MISSES_KEY
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table, write_new_file_group
 
 COLUMNS = ["id", "ts", "amount", "region"]
 
@@ -31,7 +32,8 @@ def batch(region: str, ids: list[int], ts: int) -> pa.Table:
 
 
 def rows(table: pa.Table) -> list[dict[str, object]]:
-    return table.select(COLUMNS).sort_by("id").to_pylist()
+    out: list[dict[str, object]] = table.select(COLUMNS).sort_by("id").to_pylist()
+    return out
 
 
 def hudi_rs_rows(path: Path, query: str) -> list[dict[str, object]]:
@@ -39,9 +41,21 @@ def hudi_rs_rows(path: Path, query: str) -> list[dict[str, object]]:
     return rows(pa.Table.from_batches(RsTable(str(path)).read(HudiReadOptions(hudi_options=opts))))
 
 
+# Short heartbeats, so a test's dead writer expires in a fraction of a second (Java's rule: interval * misses).
+HEARTBEAT_PROPS = {INTERVAL_KEY: "100", MISSES_KEY: "2"}
+EXPIRY_S = 0.2
+
+
 def write_demo(path: Path, header: bool = False) -> HudiTable:
     table = create_table(
-        str(path), "demo", ["id"], "ts", ["region"], event_time_field="ts", min_event_time_header=header
+        str(path),
+        "demo",
+        ["id"],
+        "ts",
+        ["region"],
+        event_time_field="ts",
+        min_event_time_header=header,
+        extra_props=HEARTBEAT_PROPS,
     )
     w = WriteClient(table)
     w.begin()
@@ -124,3 +138,25 @@ def test_completed_instant_is_never_overwritten(tmp_path: Path) -> None:
     w.commit()
     with pytest.raises(InstantExistsError):
         WriteClient(HudiTable.open(str(tmp_path / "t")), instant=w.instant).begin()
+
+
+def test_retried_task_replaces_its_own_earlier_attempt(tmp_path: Path) -> None:
+    """A task attempt that died after writing is retried with the same instant: one file, one block each."""
+    path = tmp_path / "demo"
+    table = write_demo(path)
+    w = WriteClient(table)
+    w.begin()
+    fg = next(fg for fg in table.file_groups() if fg.partition == "region=eu")
+    target = w.targets()[("region=eu", fg.file_id)]
+    attempts = [append_to_file_group(w.context, target, batch("eu", [40, 41], 9_000)) for _ in range(2)]
+    assert attempts[0].path == attempts[1].path == f"region=eu/{target.log_file}"
+    blocks = read_blocks(table.storage, str(path / attempts[1].path))
+    assert [(b.instant_time, b.is_data) for b in blocks] == [(w.instant, True)]
+    bases = [write_new_file_group(w.context, "region=apac", batch("apac", [1], 9_000), "fixed-id-0") for _ in range(2)]
+    assert bases[0].path == bases[1].path
+    assert len(list((path / "region=apac").glob("*.parquet"))) == 1
+    w.stats = [attempts[1], bases[1]]
+    w.commit()
+    ids = {r["id"] for r in rows(HudiTable.open(str(path)).read("snapshot"))}
+    assert {"eu-40", "eu-41", "apac-1"} <= ids
+    assert rows(HudiTable.open(str(path)).read("snapshot")) == hudi_rs_rows(path, "snapshot")

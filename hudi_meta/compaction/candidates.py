@@ -1,4 +1,4 @@
-"""Planning input from the index: each candidate file group's newest slice with its log files' min event
+"""Planning input read from the index: each candidate file group's newest slice with its log files' min event
 times (no listing). File groups replaced or under a pending compaction are not candidates."""
 
 from __future__ import annotations
@@ -7,10 +7,11 @@ import posixpath
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, or_, select
 
 from hudi_meta.format.file_names import LogFileName
-from hudi_meta.index.indexer import COMMITTED, DATA_TYPES
+from hudi_meta.index.event_time_source import UNAVAILABLE
+from hudi_meta.index.event_times import DATA_TYPES
 from hudi_meta.index.models import (
     CompactionOperationRecord,
     CompactionPlanRecord,
@@ -20,6 +21,7 @@ from hudi_meta.index.models import (
     LogFileRecord,
     table_of,
 )
+from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus
 from hudi_meta.planning.model import LogFileInfo, SliceInfo
 
 
@@ -37,7 +39,7 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
             for r in conn.execute(
                 select(o.c.partition_path, o.c.file_id)
                 .join(p, p.c.id == o.c.plan_id)
-                .where(p.c.table_id == table_id, p.c.state.in_(["requested", "inflight"]))
+                .where(p.c.table_id == table_id, p.c.state.in_(PENDING_PLAN_STATES))
             )
         }
         newest: dict[int, Any] = {}
@@ -65,7 +67,7 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
             r.log_file_id: r.lo
             for r in conn.execute(
                 select(b.c.log_file_id, func.min(b.c.min_event_time).label("lo"))
-                .where(b.c.table_id == table_id, b.c.status == COMMITTED, b.c.block_type.in_(DATA_TYPES))
+                .where(b.c.table_id == table_id, b.c.status == BlockStatus.COMMITTED, b.c.block_type.in_(DATA_TYPES))
                 .group_by(b.c.log_file_id)
             )
         }
@@ -73,7 +75,20 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
             r.log_file_id
             for r in conn.execute(
                 select(b.c.log_file_id)
-                .where(b.c.table_id == table_id, b.c.status == "uncommitted", b.c.block_type.in_(DATA_TYPES))
+                .where(b.c.table_id == table_id, b.c.status == BlockStatus.UNCOMMITTED, b.c.block_type.in_(DATA_TYPES))
+                .distinct()
+            )
+        }
+        unknown = {
+            r.log_file_id
+            for r in conn.execute(
+                select(b.c.log_file_id)
+                .where(
+                    b.c.table_id == table_id,
+                    b.c.status == BlockStatus.COMMITTED,
+                    b.c.block_type.in_(DATA_TYPES),
+                    or_(b.c.min_event_time_source.is_(None), b.c.min_event_time_source == UNAVAILABLE),
+                )
                 .distinct()
             )
         }
@@ -95,7 +110,7 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
             if x.id in pending or x.id in late:
                 break  # not committed before the compaction instant: this file and later ones wait
             target = posixpath.basename(x.link_target) if x.link_target else None
-            infos.append(LogFileInfo(x.name, x.version, x.size, mins.get(x.id), target))
+            infos.append(LogFileInfo(x.name, x.version, x.size, mins.get(x.id), target, True, x.id not in unknown))
         kept_after = tuple(
             LogFileInfo(
                 x.name,
@@ -104,6 +119,7 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
                 mins.get(x.id),
                 posixpath.basename(x.link_target) if x.link_target else None,
                 committed=False,
+                event_time_known=x.id not in unknown,
             )
             for x in logs[len(infos) :]
         )

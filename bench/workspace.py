@@ -1,0 +1,96 @@
+"""Where the benchmarks work: a scratch directory, blank metadata stores, and (for the Spark benches) a session.
+
+Every script works in a fresh temp directory that it removes at the end, or in `--keep DIR`, which it keeps.
+Stores are a SQLite file in the work directory, or a fresh PostgreSQL database created through
+$HUDI_META_TEST_PG (default postgresql+psycopg://root@127.0.0.1:5432/postgres) and dropped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, make_url, pool, text
+
+from hudi_meta.index.db import make_engine
+from hudi_meta.index.migrate import upgrade
+
+PG_ADMIN_URL = os.environ.get("HUDI_META_TEST_PG", "postgresql+psycopg://root@127.0.0.1:5432/postgres")
+BACKENDS = ("sqlite", "postgresql")
+
+
+@contextmanager
+def work_dir(prefix: str, keep: str | None = None) -> Iterator[Path]:
+    """`keep` (created if missing, left in place), else a new temp directory removed on exit."""
+    if keep is not None:
+        directory = Path(keep).resolve()
+        directory.mkdir(parents=True, exist_ok=True)
+        yield directory
+        return
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def bench_parser(doc: str | None, keep: str | None = None, runs: int | None = None) -> argparse.ArgumentParser:
+    """The script's parser: `--help` prints its module docstring as written. `keep` (the option's help) adds
+    `--keep DIR`, the work directory to use and keep instead of a temp one (see `work_dir`); `runs` adds
+    `--runs N` with that default, the timed runs of each measurement."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if keep is not None:
+        parser.add_argument("--keep", metavar="DIR", help=keep)
+    if runs is not None:
+        parser.add_argument("--runs", type=int, default=runs, help="timed runs of each measurement (best reported)")
+    return parser
+
+
+def parse_backends(parser: argparse.ArgumentParser, value: str) -> list[str]:
+    """The `--backends` list (comma-separated); a usage error for anything but sqlite and postgresql."""
+    backends = [b.strip() for b in value.split(",") if b.strip()]
+    if not backends or set(backends) - set(BACKENDS):
+        parser.error(f"--backends: expected sqlite and/or postgresql, got {value!r}")
+    return backends
+
+
+@contextmanager
+def pg_database(keep: bool = False) -> Iterator[str]:
+    """Create a uniquely named PostgreSQL database, yield its URL, drop it (unless `keep`)."""
+    name = f"hudi_meta_bench_{secrets.token_hex(6)}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT", poolclass=pool.NullPool)
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            yield make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+        finally:
+            if keep:
+                print(f"kept PostgreSQL database {name}")
+            else:
+                with admin.connect() as conn:
+                    conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+@contextmanager
+def store(backend: str, work: Path, keep: bool = False) -> Iterator[Engine]:
+    """An engine on a blank store of `backend` (SQLite: `work`/hudi-meta.db), upgraded to the newest schema."""
+    with ExitStack() as stack:
+        if backend == "sqlite":
+            url = f"sqlite:///{work / 'hudi-meta.db'}"
+        elif backend == "postgresql":
+            url = stack.enter_context(pg_database(keep))
+        else:
+            raise ValueError(f"unknown backend {backend!r}")
+        upgrade(url)
+        engine = make_engine(url)
+        stack.callback(engine.dispose)
+        yield engine

@@ -1,0 +1,134 @@
+"""What every command group shares: the parser class, value spellings with Hudi's names as aliases, the
+metadata store opened with errors that name it, and the check for the Spark extra."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.db import make_engine, resolve_db_url
+
+EXIT_USAGE = 2
+SPARK_EXTRA = "pip install 'hudi-meta[spark]'"
+SPARK_MODULES = ("pyspark", "pandas")  # what the `spark` extra installs
+
+Command = Callable[[argparse.Namespace], int]
+Subparsers = Any  # argparse's _SubParsersAction (private generic)
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors are one line and exit 2, like every other error a user can cause."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's defaults in help, except where the help already says what the default is (a default
+    computed at run time, such as the table's own setting)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        return text if "(default:" in text else super()._get_help_string(action)
+
+
+def add_command(sub: Subparsers, name: str, func: Command | None, help: str, **kwargs: Any) -> Parser:
+    """A subcommand whose options show their defaults and that runs `func` (None: it has subcommands)."""
+    parser: Parser = sub.add_parser(name, help=help, description=help, formatter_class=HelpFormatter, **kwargs)
+    if func is not None:
+        parser.set_defaults(func=func)
+    return parser
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: argparse looks a `type` up in its registry
+class Choice:
+    """An option value in one spelling (lower case, hyphens), also accepted in Hudi's spelling (upper case,
+    underscores, class names) through aliases; argparse lists only the canonical names."""
+
+    names: Sequence[str]
+    aliases: Mapping[str, str]
+
+    @classmethod
+    def of(cls, names: Sequence[str], aliases: Mapping[str, str] | None = None) -> Choice:
+        return cls(tuple(names), {_fold(k): v for k, v in (aliases or {}).items()})
+
+    def __call__(self, text: str) -> str:
+        folded = _fold(text)
+        if folded in self.names:
+            return folded
+        # an unknown value goes back as typed: argparse then names it and lists the choices
+        return self.aliases.get(folded, text)
+
+    def add(self, parser: argparse.ArgumentParser | Any, flag: str, default: str, help: str) -> None:
+        parser.add_argument(flag, type=self, choices=self.names, default=default, help=help)
+
+
+def _fold(text: str) -> str:
+    return text.strip().lower().replace("_", "-")
+
+
+def store_label(url: str) -> str:
+    """The store as the user named it: a SQLite file's path, otherwise the URL without its password."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url
+    if parsed.get_backend_name() == "sqlite" and parsed.database:
+        return parsed.database
+    return parsed.render_as_string(hide_password=True)
+
+
+def open_store(db: str | None, must_exist: bool = True) -> Engine:
+    """The metadata store's engine; a store that cannot be opened or has no schema is a user error naming it."""
+    from hudi_meta.index.migrate import current_revision
+
+    url = resolve_db_url(db)
+    label = store_label(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError as e:
+        raise HudiMetaError(f"not a metadata store URL: {url!r}") from e
+    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
+        folder = Path(parsed.database).parent
+        if not folder.is_dir():
+            raise HudiMetaError(f"metadata store {label}: folder {folder} does not exist")
+        if Path(parsed.database).is_dir():
+            raise HudiMetaError(f"metadata store {label} is a folder, not a SQLite file")
+    try:
+        if must_exist and current_revision(url) is None:
+            raise HudiMetaError(f"the metadata store {label} has no schema yet: run `hudi-meta init-db` first")
+        return make_engine(url)
+    except SQLAlchemyError as e:
+        raise StoreError(label, e) from e
+
+
+class StoreError(HudiMetaError):
+    """The store at a URL or path the user gave does not work (cannot connect, not a database, no driver)."""
+
+    def __init__(self, label: str, cause: BaseException) -> None:
+        reason = getattr(cause, "orig", None) or cause
+        text = str(reason).strip().splitlines()[0] if str(reason).strip() else type(reason).__name__
+        super().__init__(f"metadata store {label}: {text}")
+
+
+def require_spark(what: str) -> None:
+    """Refuse before doing anything when the `spark` extra is not installed."""
+    missing = [m for m in SPARK_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise HudiMetaError(f"{what} needs Spark ({', '.join(missing)} not installed): {SPARK_EXTRA}")
+
+
+def split_columns(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    columns = [c.strip() for c in text.split(",") if c.strip()]
+    return columns or None

@@ -1,0 +1,183 @@
+"""`compaction unschedule|validate|repair` and `rollback`: taking compactions back, checking and fixing them.
+
+Each prints one row per file it acts on or finds (operation, source, target, done, error), as a text table
+or, with --json, a JSON array; --dry-run prints the same rows with nothing done. Commands that change the table
+bring the metadata store up to date afterwards when the table is registered there (a rolled-back compaction's
+threshold then leaves the store's timeline too). Exit codes: 0 done (or nothing found), 2 refused (one line
+on stderr, nothing written), 3 validate or repair found problems that remain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
+from hudi_meta.cli.common import Subparsers, add_command, open_store
+from hudi_meta.cli.output import write_json, write_table
+from hudi_meta.compaction.admin import published_threshold, repair, validate
+from hudi_meta.compaction.unschedule import unschedule_compaction
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.db import resolve_db_url
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.registry import table_id_of
+from hudi_meta.table.compaction_undo import FileAction
+from hudi_meta.table.instant import Action
+from hudi_meta.table.rollback import pending_rollback_of, rollback_compaction, rollback_failed_write
+from hudi_meta.table.table import HudiTable
+from hudi_meta.times import format_time_ms
+
+EXIT_FOUND = 3
+COLUMNS = ("operation", "source", "target", "done", "error")
+
+
+def add_subcommands(csub: Subparsers) -> None:
+    """`compaction unschedule|validate|repair` (called by the `compaction` group)."""
+    unschedule = add_command(csub, "unschedule", unschedule_command, "take back a pending compaction plan")
+    unschedule.add_argument("table", help="table base path")
+    unschedule.add_argument("instant", help="the compaction instant")
+    _dry_run_and_json(unschedule)
+
+    check = add_command(csub, "validate", validate_command, "report whether pending compactions can still run")
+    check.add_argument("table", help="table base path")
+    check.add_argument(
+        "instant", nargs="?", help="a compaction or a slice to check (default: every pending compaction)"
+    )
+    check.add_argument("--json", action="store_true", help="a JSON array, one object per row")
+
+    fix = add_command(csub, "repair", repair_command, "fix what `compaction validate` finds")
+    fix.add_argument("table", help="table base path")
+    fix.add_argument("instant", help="the compaction (or slice) to repair")
+    _dry_run_and_json(fix)
+
+
+def add_commands(sub: Subparsers) -> None:
+    """The top-level `rollback` command."""
+    rollback = add_command(sub, "rollback", rollback_command, "roll back a failed write or a compaction")
+    rollback.add_argument("table", help="table base path")
+    rollback.add_argument("instant", help="the instant to roll back")
+    rollback.add_argument(
+        "--completed-compaction",
+        action="store_true",
+        help="allow rolling back a completed compaction (moves the published freshness back)",
+    )
+    rollback.add_argument("--force", action="store_true", help="roll back a write whose heartbeat is still live")
+    _dry_run_and_json(rollback)
+
+
+def _dry_run_and_json(parser: Any) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="print what would be done, do nothing")
+    parser.add_argument("--json", action="store_true", help="a JSON array, one object per row")
+
+
+def _print(args: argparse.Namespace, instant: str, actions: list[FileAction], summary: str) -> None:
+    rows = [{"instant": instant, **a.row()} for a in actions]
+    if args.json:
+        write_json(rows)
+        return
+    if rows:
+        write_table(rows, columns=COLUMNS)
+    print(summary)
+
+
+def _failed(actions: list[FileAction]) -> bool:
+    return any(a.error for a in actions)
+
+
+def unschedule_command(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.table)
+    report = unschedule_compaction(table, args.instant, args.dry_run)
+    moved = sum(a.operation == "move_log_file" for a in report.actions)
+    deleted = sum(a.operation.startswith("delete_") and a.operation != "delete_instant" for a in report.actions)
+    verb = "would unschedule" if args.dry_run else "unscheduled"
+    via = f" (rollback {report.rollback_instant})" if report.rollback_instant else ""
+    _print(
+        args,
+        args.instant,
+        report.actions,
+        f"{verb} compaction {args.instant}{via}: {deleted} files deleted, {moved} log files moved back",
+    )
+    if not args.dry_run:
+        _reindex(args, table)
+    return EXIT_FOUND if _failed(report.actions) else 0
+
+
+def rollback_command(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.table)
+    tl = table.timeline
+    state = tl.instant(args.instant)
+    if tl.is_compaction(args.instant) or (state is None and pending_rollback_of(table, args.instant)):
+        before = published_threshold(tl)
+        report = rollback_compaction(table, args.instant, args.completed_compaction, args.dry_run)
+        after = published_threshold(table.timeline)
+        verb = "would roll back" if args.dry_run else "rolled back"
+        summary = f"{verb} compaction {args.instant} (rollback {report.instant})"
+        if not args.dry_run and before != after:
+            summary += f"; published threshold {_threshold(before)} -> {_threshold(after)}"
+    elif state is None:
+        raise HudiMetaError(f"no instant {args.instant} on {table.base_path}")
+    elif state.action in (Action.DELTA_COMMIT, Action.COMMIT) and not state.is_completed:
+        report = rollback_failed_write(table, args.instant, args.dry_run, args.force)
+        summary = f"{'would roll back' if args.dry_run else 'rolled back'} {state.action} {args.instant}"
+    elif state.is_completed:
+        raise HudiMetaError(
+            f"{args.instant} is a completed {state.action}: hudi-meta rolls back failed writes and compactions"
+        )
+    else:
+        raise HudiMetaError(f"{args.instant} is a {state.action}: hudi-meta rolls back writes and compactions")
+    _print(args, args.instant, report.actions, summary)
+    if not args.dry_run:
+        _reindex(args, table)
+    return EXIT_FOUND if _failed(report.actions) else 0
+
+
+def _threshold(found: tuple[str, int] | None) -> str:
+    return f"{format_time_ms(found[1])} (compaction {found[0]})" if found else "none"
+
+
+def validate_command(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.table)
+    results = validate(table, args.instant)
+    rows = [row for v in results for row in v.rows()]
+    if args.json:
+        write_json(rows)
+    elif rows:
+        write_table(rows, columns=("instant", *COLUMNS))
+    else:
+        print("no pending compaction and no misplaced log file")
+    return 0 if all(v.ok for v in results) else EXIT_FOUND
+
+
+def repair_command(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.table)
+    report = repair(table, args.instant, args.dry_run)
+    unrepaired = [
+        FileAction(f.check, f.path, False, f"{f.problem} (repair cannot fix this)", f.target) for f in report.unrepaired
+    ]
+    actions = report.actions + unrepaired
+    verb = "would repair" if args.dry_run else "repaired"
+    summary = f"{verb} {args.instant}: {len(report.actions)} steps, {len(unrepaired)} problems left"
+    _print(args, args.instant, actions, summary if actions else f"nothing to repair in {args.instant}")
+    if not args.dry_run and report.actions:
+        _reindex(args, table)
+    return EXIT_FOUND if _failed(actions) else 0
+
+
+def _reindex(args: argparse.Namespace, table: HudiTable) -> None:
+    """Bring the store up to date if the table is registered there; a store that does not exist is left alone,
+    one that fails is named in a warning (the table's change is done either way)."""
+    url = resolve_db_url(args.db)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).exists():
+        return
+    try:
+        engine = open_store(args.db)
+        if table_id_of(engine, table.base_path) is not None:
+            Indexer(engine, HudiTable.open(args.table)).run()
+    except (HudiMetaError, SQLAlchemyError) as e:
+        line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"hudi-meta: warning: the metadata store was not updated: {line}", file=sys.stderr)

@@ -1,0 +1,130 @@
+"""`compaction schedule` and `compaction run`."""
+
+from __future__ import annotations
+
+import argparse
+
+from hudi_meta.cli import compaction_admin_commands
+from hudi_meta.cli.common import Choice, Subparsers, add_command, open_store, require_spark
+from hudi_meta.cli.output import write_json
+from hudi_meta.compaction.preconditions import check_compactable
+from hudi_meta.compaction.run import oldest_pending, run_compaction
+from hudi_meta.compaction.schedule import MODES, ScheduleRequest, schedule_compaction
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.planning import strategies, triggers
+from hudi_meta.table.table import HudiTable
+from hudi_meta.times import format_time_ms, parse_duration_ms, parse_time_ms
+
+STRATEGY = Choice.of(
+    ("event-time", "log-file-size", "unbounded"),
+    {
+        cls_name.rsplit(".", 1)[-1]: short
+        for short, cls_name in (
+            ("event-time", strategies.EVENT_TIME_STRATEGY),
+            ("log-file-size", strategies.LOG_FILE_SIZE_STRATEGY),
+            ("unbounded", strategies.UNBOUNDED_STRATEGY),
+        )
+    }
+    | {
+        strategies.EVENT_TIME_STRATEGY: "event-time",
+        strategies.LOG_FILE_SIZE_STRATEGY: "log-file-size",
+        strategies.UNBOUNDED_STRATEGY: "unbounded",
+    },
+)
+# Hudi spells triggers as enum names (`hoodie.compact.inline.trigger.strategy=NUM_COMMITS`)
+TRIGGERS = {
+    "event-time": triggers.EVENT_TIME_TRIGGER,
+    "num-commits": triggers.NUM_COMMITS,
+    "time-elapsed": triggers.TIME_ELAPSED,
+}
+TRIGGER = Choice.of(tuple(TRIGGERS), {hudi: ours for ours, hudi in TRIGGERS.items()})
+MODE = Choice.of(MODES)
+ENGINE = Choice.of(("spark", "local"))
+
+
+def add_commands(sub: Subparsers) -> None:
+    compaction = add_command(sub, "compaction", None, "schedule or run compactions")
+    csub = compaction.add_subparsers(dest="compaction_command", required=True, parser_class=type(compaction))
+
+    schedule = add_command(csub, "schedule", schedule_command, "plan a compaction from the index")
+    schedule.add_argument("table", help="table base path")
+    when = schedule.add_mutually_exclusive_group()
+    when.add_argument("--threshold", help="event time T (ISO-8601 or epoch ms)")
+    when.add_argument(
+        "--data-latency", help="T = now - D, e.g. 30m, 2h (default: hoodie.compaction.event.time.data.latency)"
+    )
+    MODE.add(schedule, "--mode", "symlink", "how leftover log files reach the new slice")
+    schedule.add_argument("--exact", action="store_true", help="records after T stay out of the base file")
+    STRATEGY.add(schedule, "--strategy", "event-time", "which log files to compact (Hudi's class names accepted)")
+    TRIGGER.add(schedule, "--trigger", "event-time", "when to schedule at all (Hudi's enum names accepted)")
+    schedule.add_argument("--json", action="store_true", help="print the result as a JSON array of one object")
+
+    run = add_command(csub, "run", run_command, "execute a pending compaction")
+    run.add_argument("table", help="table base path")
+    run.add_argument("--instant", help="the compaction instant to run (default: the oldest pending one)")
+    run.add_argument("--spark-master", default="local[2]", help="Spark master URL (--engine spark)")
+    ENGINE.add(run, "--engine", "spark", "spark: tasks on Spark; local: in this process")
+    compaction_admin_commands.add_subcommands(csub)
+
+
+def schedule_command(args: argparse.Namespace) -> int:
+    request = ScheduleRequest(
+        threshold_ms=parse_time_ms(args.threshold) if args.threshold else None,
+        data_latency_ms=parse_duration_ms(args.data_latency) if args.data_latency else None,
+        mode=args.mode,
+        exact=args.exact,
+        strategy=args.strategy,
+        trigger=TRIGGERS[args.trigger],
+    )
+    table = HudiTable.open(args.table)
+    result = schedule_compaction(open_store(args.db), table, request)
+    plan = result.plan
+    row = {
+        "instant": result.instant,
+        "reason": result.reason,
+        "threshold": format_time_ms(result.threshold_ms) if result.threshold_ms is not None else None,
+        "threshold_ms": result.threshold_ms,
+        "operations": len(plan.operations) if plan else 0,
+        "links": sum(len(op.symlink_operations) for op in plan.operations) if plan else 0,
+    }
+    if args.json:
+        write_json([row])
+    elif result.instant:
+        print(
+            f"scheduled compaction {result.instant}: {row['operations']} operations, {row['links']} links, "
+            f"threshold {row['threshold']}"
+        )
+    else:
+        print(f"nothing scheduled: {result.reason}")
+    return 0
+
+
+def pending_instant(table: HudiTable, instant: str | None) -> str:
+    """The compaction to run, refused as `run_compaction` would refuse it, but before an engine starts."""
+    check_compactable(table)
+    instant = instant or oldest_pending(table)
+    state = table.timeline.instant(instant)
+    if state is None or not table.timeline.is_compaction(instant):
+        raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")
+    if state.is_completed:
+        raise HudiMetaError(f"compaction {instant} is already completed")
+    return instant
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.engine == "spark":
+        require_spark("compaction run --engine spark")
+    table = HudiTable.open(args.table)
+    engine = open_store(args.db)
+    instant = pending_instant(table, args.instant)
+    if args.engine == "local":
+        done = run_compaction(table, instant)
+    else:
+        from hudi_meta.spark.compaction import run
+        from hudi_meta.spark.session import spark_session
+
+        done = run(spark_session(args.spark_master), table, instant)
+    Indexer(engine, HudiTable.open(args.table)).run()
+    print(f"completed compaction {done.requested_time}")
+    return 0

@@ -1,0 +1,103 @@
+"""`generate`, `ingest` and `quickstart`: demo data and writing it into tables (Spark)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from hudi_meta.cli.common import Choice, Subparsers, add_command, require_spark
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.event_stream import StreamSpec, write_batches
+from hudi_meta.quickstart import run_quickstart
+from hudi_meta.times import format_time_ms, parse_duration_ms, parse_time_ms
+
+OPERATION = Choice.of(("upsert", "insert", "delete"))
+BLOCK_FORMAT = Choice.of(("avro", "parquet"))
+STREAM_FORMAT = Choice.of(("jsonl", "parquet"))
+START = format_time_ms(StreamSpec().start_ms)
+
+
+def add_commands(sub: Subparsers) -> None:
+    ingest = add_command(sub, "ingest", ingest_command, "write a JSON-lines or Parquet input into a table with Spark")
+    ingest.add_argument("table", help="table base path")
+    ingest.add_argument("--input", required=True, help="input file or folder (.jsonl or .parquet)")
+    ingest.add_argument("--record-key", required=True, help="record key field(s), comma-separated")
+    ingest.add_argument("--ordering-field", required=True, help="field whose larger value wins a merge")
+    ingest.add_argument("--event-time-field", help="record field holding the event time")
+    ingest.add_argument("--partition-field", help="partition by this field (default: not partitioned)")
+    OPERATION.add(ingest, "--operation", "upsert", "write operation")
+    ingest.add_argument("--create", action="store_true", help="create the table (MOR, v6, bucket index) if missing")
+    ingest.add_argument("--buckets", type=int, default=4, help="buckets per partition when creating")
+    BLOCK_FORMAT.add(ingest, "--block-format", "avro", "log block format when creating")
+    ingest.add_argument("--min-event-time-header", action="store_true", help="opt in to the MIN_EVENT_TIME header")
+    ingest.add_argument("--spark-master", default="local[2]", help="Spark master URL")
+
+    generate = add_command(sub, "generate", generate_command, "write a realistic event stream as batch files")
+    generate.add_argument("output", help="folder for batch-NNNN.<format> files")
+    generate.add_argument("--batches", type=int, default=10, help="number of batch files")
+    generate.add_argument("--rows", type=int, default=1000, help="records per batch")
+    generate.add_argument("--late-share", type=float, default=0.1, help="share of records that arrive late")
+    generate.add_argument("--mean-lateness", default="10m", help="mean lateness of late records (e.g. 90s, 10m, 2h)")
+    generate.add_argument("--update-share", type=float, default=0.2, help="share of records updating earlier keys")
+    generate.add_argument("--delete-share", type=float, default=0.02, help="share of records deleting earlier keys")
+    generate.add_argument("--start", help=f"event time of the first batch, ISO-8601 or epoch ms (default: {START})")
+    STREAM_FORMAT.add(generate, "--format", "jsonl", "batch file format")
+    generate.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
+
+    quick = add_command(sub, "quickstart", quickstart_command, "demo: a table with late data, index, compaction")
+    quick.add_argument("--workdir", default="hudi-meta-quickstart", help="folder for the demo table and store")
+
+
+def ingest_command(args: argparse.Namespace) -> int:
+    require_spark("ingest")
+    if args.buckets < 1:
+        raise HudiMetaError("--buckets must be at least 1")
+    from hudi_meta.spark.ingest import IngestOptions, ingest  # the `spark` extra: imported only when used
+
+    opts = IngestOptions(
+        table=args.table,
+        input=args.input,
+        record_key=args.record_key,
+        ordering_field=args.ordering_field,
+        event_time_field=args.event_time_field,
+        partition_field=args.partition_field,
+        operation=args.operation,
+        create=args.create,
+        buckets=args.buckets,
+        block_format=args.block_format,
+        min_event_time_header=args.min_event_time_header,
+        spark_master=args.spark_master,
+    )
+    instant = ingest(opts)
+    print(f"committed {instant.action} {instant.requested_time} to {args.table}")
+    return 0
+
+
+def generate_command(args: argparse.Namespace) -> int:
+    for name in ("batches", "rows"):
+        if getattr(args, name) < 1:
+            raise HudiMetaError(f"--{name} must be at least 1")
+    for name in ("late_share", "update_share", "delete_share"):
+        if not 0 <= getattr(args, name) <= 1:
+            raise HudiMetaError(f"--{name.replace('_', '-')} must be between 0 and 1")
+    spec = StreamSpec(
+        batches=args.batches,
+        rows_per_batch=args.rows,
+        late_share=args.late_share,
+        mean_lateness_ms=parse_duration_ms(args.mean_lateness),
+        update_share=args.update_share,
+        delete_share=args.delete_share,
+        seed=args.seed,
+    )
+    if args.start:
+        spec = dataclasses.replace(spec, start_ms=parse_time_ms(args.start))
+    files = write_batches(spec, Path(args.output), args.format)
+    print(f"wrote {len(files)} files to {args.output}")
+    return 0
+
+
+def quickstart_command(args: argparse.Namespace) -> int:
+    require_spark("quickstart")
+    run_quickstart(Path(args.workdir).resolve())
+    return 0

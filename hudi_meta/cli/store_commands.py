@@ -1,0 +1,87 @@
+"""`init-db`, `register`, `index` and `show`: the metadata store and what it knows about a table."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from hudi_meta.cli.common import Subparsers, add_command, open_store, store_label
+from hudi_meta.cli.output import write_json, write_rows
+from hudi_meta.cli.show import SHOW_FROM_FILES
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.db import resolve_db_url
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.queries import SHOW_FROM_INDEX
+from hudi_meta.index.registry import register_table, table_id_of
+from hudi_meta.table.table import HudiTable
+
+
+def add_commands(sub: Subparsers) -> None:
+    add_command(sub, "init-db", init_db, "create or upgrade the metadata store schema")
+
+    register = add_command(sub, "register", register_command, "register a table in the metadata store")
+    register.add_argument("table", help="table base path or URI")
+    register.add_argument(
+        "--event-time-field", help="record field holding the event time (default: the table's own setting)"
+    )
+
+    index = add_command(sub, "index", index_command, "index a table incrementally (registers it on first use)")
+    index.add_argument("table", help="table base path or URI")
+    index.add_argument("--event-time-field", help="record field holding the event time (default: as registered)")
+    index.add_argument("--json", action="store_true", help="print the run's counters as JSON")
+    index.add_argument("--batch-files", type=int, default=200, help="log files scanned per transaction")
+
+    show = add_command(sub, "show", show_command, "show a table's timeline, slices, blocks, plans or links")
+    show.add_argument("what", choices=sorted(SHOW_FROM_INDEX), help="what to show")
+    show.add_argument("table", help="table base path or URI")
+    show.add_argument("--json", action="store_true", help="a JSON array, one object per row")
+    show.add_argument(
+        "--from-files",
+        action="store_true",
+        help=f"read the table's files instead of the index ({'|'.join(sorted(SHOW_FROM_FILES))})",
+    )
+
+
+def init_db(args: argparse.Namespace) -> int:
+    url = resolve_db_url(args.db)
+    open_store(args.db, must_exist=False)  # names a store that cannot be opened before Alembic tries
+    upgrade(url)
+    print(f"metadata store ready: {store_label(url)}")
+    return 0
+
+
+def register_command(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.table)
+    table_id = register_table(open_store(args.db), table, args.event_time_field)
+    print(f"registered {table.config.name} ({table.base_path}) as table {table_id}")
+    return 0
+
+
+def index_command(args: argparse.Namespace) -> int:
+    if args.batch_files < 1:
+        raise HudiMetaError("--batch-files must be at least 1")
+    table = HudiTable.open(args.table)
+    stats = Indexer(open_store(args.db), table, batch_files=args.batch_files).run(args.event_time_field)
+    if args.json:
+        write_json([vars(stats)])
+    else:
+        print(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in vars(stats).items()))
+    return 0
+
+
+def show_command(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.table)
+    rows: list[dict[str, Any]]
+    if args.from_files:
+        if args.what not in SHOW_FROM_FILES:
+            raise HudiMetaError(f"--from-files shows {', '.join(sorted(SHOW_FROM_FILES))}, not {args.what}")
+        rows = SHOW_FROM_FILES[args.what](table)
+    else:
+        engine = open_store(args.db)
+        table_id = table_id_of(engine, table.base_path)
+        if table_id is None:
+            raise HudiMetaError(f"table {table.base_path} is not indexed: run `hudi-meta index {args.table}`")
+        rows = SHOW_FROM_INDEX[args.what](engine, table_id)
+    write_rows(rows, args.json)
+    return 0

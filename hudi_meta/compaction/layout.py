@@ -1,0 +1,256 @@
+"""What a compaction writes for one file slice: the new base file and the carry log (`.F_C.log.1_...`).
+
+A partial compaction merges the base file and the compacted log files L1..Lk; the rest of the slice (links
+to L(k+1)..Ln, and log files writers appended into the plan's slice while it was pending) stays as logs after
+the new base file. Readers merge a base record and a log record by one rule (`replaces_base`) and two log
+records by another (`log_replaces`); under ordering-based rules (Java 0.x payloads, 1.x event-time ordering)
+the two differ, so the merge of a key is not associative: putting the merge `W` of base + L1..Lk in the base
+file can change what the rest of the slice merges to (an update with a lower ordering value, a delete followed
+by a re-insert). The compaction must leave the snapshot as it was (design.md sections 4 and 5).
+
+Per key the new layout is a base record plus at most one carry record, ordered before the rest:
+
+- `A`: the merge winner among the versions at or before T (exact mode's base record, design.md section 5);
+- `W`: the merge winner of base + L1..Lk (a plain compaction's base record);
+- `R`: the log-only merge winner of L1..Lk (carrying it reproduces the old log order exactly);
+- `B`: the old base record (with `R` carried, the key reads exactly as before: the last resort).
+
+Candidates are tried in the mode's order and the first that merges with the rest to the key's current
+snapshot version wins: exact mode prefers (A, carry W), non-exact mode (W, nothing). A key whose base record
+is not `A` is not exact; a key whose base record is `B` while L1..Lk hold a version at or before T caps the
+threshold below that version, so the published freshness never claims what the base file does not hold.
+
+A version's event time is its event-time field; a delete's is its ordering value when the ordering field is
+the event-time field, else its block's instant time. Unknown event times count as after T.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_meta.format.block_content import DeleteRecord
+from hudi_meta.table.event_time import to_epoch_ms
+from hudi_meta.table.file_group_reader import (
+    IS_DELETED_COLUMN,
+    LogRecord,
+    MergeMode,
+    MergeSpec,
+    SliceRecords,
+    is_natural_order,
+    log_replaces,
+    ordering_values,
+    record_keys,
+    replaces_base,
+)
+from hudi_meta.table.instant import instant_epoch_ms
+
+# A record version: ("b", i) base row i, ("l", j) compacted log row j, ("r", j) a row of the rest; None: absent
+Source = tuple[str, int] | None
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of a key as it merges: where its data is (None for a delete) and its log record."""
+
+    source: Source
+    record: LogRecord
+
+
+@dataclass(frozen=True)
+class SliceLayout:
+    base: pa.Table  # the new base file's records
+    carry: pa.Table  # data records of the carry log
+    carry_deletes: tuple[DeleteRecord, ...]  # deletes of the carry log
+    inexact_keys: tuple[str, ...] = ()  # exact mode: keys whose base record is not A
+    threshold_cap_ms: int | None = None  # the threshold this slice still supports, when below T
+
+
+def fold(records: Sequence[LogRecord], mode: MergeMode) -> LogRecord | None:
+    """The log-only merge winner of records in log order."""
+    winner: LogRecord | None = None
+    for r in records:
+        if winner is None or log_replaces(r, winner, mode):
+            winner = r
+    return winner
+
+
+def merged(logs: Sequence[Version], base: Version | None, mode: MergeMode) -> Source:
+    """Where the key's merged record comes from (None: absent) for a base version and log versions."""
+    winner = fold([v.record for v in logs], mode)
+    if winner is None:
+        return base.source if base is not None else None
+    if base is not None and not replaces_base(winner, base.record.ordering, mode):
+        return base.source
+    if winner.is_delete:
+        return None
+    return next(v.source for v in logs if v.record is winner)
+
+
+@dataclass
+class _Key:
+    base: Version | None = None
+    compacted: list[Version] = field(default_factory=list)
+    rest: list[Version] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Choice:
+    base: Version | None
+    carried: Version | None
+    exact: bool
+    cap_ms: int | None  # the threshold this key still supports, when the base record misses a version <= T
+
+
+def plan_layout(
+    records: SliceRecords,
+    rest: SliceRecords | None,
+    spec: MergeSpec,
+    partition: str,
+    *,
+    exact: bool,
+    carry_allowed: bool,
+    event_time_field: str | None,
+    threshold_ms: int | None,
+) -> SliceLayout:
+    """The new base file and carry log for one slice (see the module doc). `records`: base + L1..Lk;
+    `rest`: the log files that stay after the new base file, in log order."""
+    schema = records.schema
+    if schema is None:
+        empty = pa.table({})
+        return SliceLayout(empty, empty, ())
+    mode = spec.merge_mode
+    keys: dict[str, _Key] = {}
+    base = records.base
+    if base is not None and base.num_rows:
+        for i, (k, o) in enumerate(zip(record_keys(base, spec), ordering_values(base, spec), strict=True)):
+            keys.setdefault(k, _Key()).base = Version(("b", i), LogRecord(k, o, i, ""))
+    for r in records.log_records:
+        keys.setdefault(r.key, _Key()).compacted.append(Version(None if r.row is None else ("l", r.row), r))
+    for r in rest.log_records if rest is not None else ():
+        if r.key in keys:  # keys only the rest holds are not this compaction's business
+            keys[r.key].rest.append(Version(None if r.row is None else ("r", r.row), r))
+    event_time = _event_time_of(records, spec, event_time_field)
+
+    def at_or_before(v: Version) -> bool:  # without a threshold every version counts (A is W)
+        t = event_time(v)
+        return threshold_ms is None or (t is not None and t <= threshold_ms)
+
+    rows: dict[str, list[int]] = {"base b": [], "base l": [], "carry b": [], "carry l": []}
+    carry_deletes: list[DeleteRecord] = []
+    inexact: list[str] = []
+    caps: list[int] = []
+    for k, key in keys.items():
+        if key.compacted or (exact and key.base is not None and not at_or_before(key.base)):
+            choice = _choose(k, key, mode, exact, carry_allowed, at_or_before, event_time)
+        else:  # nothing merged (and in exact mode, a base record at or before T): it stays as it is
+            choice = _Choice(key.base, None, True, None)
+        if exact and not choice.exact:
+            inexact.append(k)
+        if choice.cap_ms is not None:
+            caps.append(choice.cap_ms)
+        if choice.base is not None and choice.base.source is not None:
+            kind, row = choice.base.source
+            rows[f"base {kind}"].append(row)
+        if choice.carried is not None:
+            if choice.carried.source is None:
+                carry_deletes.append(DeleteRecord(k, partition, choice.carried.record.ordering))
+            else:
+                kind, row = choice.carried.source
+                rows[f"carry {kind}"].append(row)
+    new_base = _drop_deleted(_take(records, schema, rows["base b"], rows["base l"]))
+    carry = _take(records, schema, rows["carry b"], rows["carry l"])
+    cap = min(caps) if caps and threshold_ms is not None and min(caps) < threshold_ms else None
+    return SliceLayout(new_base, carry, tuple(carry_deletes), tuple(sorted(inexact)), cap)
+
+
+def _choose(
+    k: str,
+    key: _Key,
+    mode: MergeMode,
+    exact: bool,
+    carry_allowed: bool,
+    at_or_before: Callable[[Version], bool],
+    event_time: Callable[[Version], int | None],
+) -> _Choice:
+    """The first candidate layout of one key that keeps its snapshot version (see the module doc)."""
+    base, compacted, rest = key.base, key.compacted, key.rest
+    current = merged([*compacted, *rest], base, mode)
+    w = _version(merged(compacted, base, mode), base, compacted)
+    a_source = merged([v for v in compacted if at_or_before(v)], base if base and at_or_before(base) else None, mode)
+    a = _version(a_source, base, compacted)
+    r = _winner(compacted, mode)
+    if w is not None and w.source is not None and w.source[0] == "b":  # the base record, carried as a log record
+        w_carried: Version | None = Version(w.source, LogRecord(k, w.record.ordering, 0, ""))
+    else:  # a log record, or (W absent) the delete that won
+        w_carried = w if w is not None else (r if r is not None and r.source is None else None)
+    plain = [(w, None), (w, r)]
+    as_of_t = [(a, w_carried), (a, r)]
+    candidates = [*as_of_t, *plain] if exact else [*plain, *as_of_t]
+    for chosen, carried in [*candidates, (base, r)]:
+        if carried is not None and not carry_allowed:
+            continue
+        if merged([carried, *rest] if carried is not None else rest, chosen, mode) != current:
+            continue
+        chosen_source = chosen.source if chosen is not None else None
+        cap = None
+        if chosen_source not in (w.source if w else None, a_source):  # the old base record: RO misses newer ones
+            times = [t for v in compacted if at_or_before(v) and (t := event_time(v)) is not None]
+            cap = min(times) - 1 if times else None
+        return _Choice(chosen, carried, chosen_source == a_source, cap)
+    # unreachable: (base, r) reproduces the old merge order exactly
+    raise AssertionError(f"no layout keeps the snapshot of key {k}")
+
+
+def _version(source: Source, base: Version | None, compacted: list[Version]) -> Version | None:
+    if source is None:
+        return None
+    if base is not None and base.source == source:
+        return base
+    return next(v for v in compacted if v.source == source)
+
+
+def _winner(versions: list[Version], mode: MergeMode) -> Version | None:
+    winner = fold([v.record for v in versions], mode)
+    return next((v for v in versions if v.record is winner), None)
+
+
+def _event_time_of(
+    records: SliceRecords, spec: MergeSpec, event_time_field: str | None
+) -> Callable[[Version], int | None]:
+    def column(table: pa.Table | None) -> list[int | None]:
+        if table is None or event_time_field is None or event_time_field not in table.column_names:
+            return [None] * (table.num_rows if table is not None else 0)
+        return [to_epoch_ms(v) for v in table.column(event_time_field).to_pylist()]
+
+    times = {"b": column(records.base), "l": column(records.log_rows)}
+
+    def event_time(v: Version) -> int | None:
+        if v.source is not None:
+            kind, row = v.source
+            return times[kind][row] if kind in times else None
+        ordering = v.record.ordering
+        if event_time_field is not None and spec.ordering_field == event_time_field and not is_natural_order(ordering):
+            return to_epoch_ms(ordering)
+        return instant_epoch_ms(v.record.instant) if v.record.instant else None
+
+    return event_time
+
+
+def _take(records: SliceRecords, schema: pa.Schema, base_rows: list[int], log_rows: list[int]) -> pa.Table:
+    parts = []
+    if records.base is not None and base_rows:
+        parts.append(records.base.take(pa.array(sorted(base_rows), pa.int64())))
+    if records.log_rows is not None and log_rows:
+        parts.append(records.log_rows.take(pa.array(sorted(log_rows), pa.int64())))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
+
+
+def _drop_deleted(table: pa.Table) -> pa.Table:
+    """Records flagged `_hoodie_is_deleted` merge like data but are not written to a base file."""
+    if IS_DELETED_COLUMN not in table.column_names or not table.num_rows:
+        return table
+    return table.filter(pc.invert(pc.fill_null(table.column(IS_DELETED_COLUMN), False)))

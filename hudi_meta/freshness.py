@@ -1,0 +1,101 @@
+"""Freshness of the read-optimized view (design.md sections 5 and 8), as pure functions over index data.
+
+`threshold` is T of the last completed event-time compaction (as its commit published it: the executor lowers
+it when a base file cannot hold everything before T). `watermark` = min(T, the smallest min event time over
+committed log blocks that are not in a base file yet): every committed record with an event time below the
+watermark is in the read-optimized view. A block committed after that compaction with a min event time below T
+is late data. Only completed instants count, so a compaction rolled back (its commit gone) moves freshness back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CompletedCompaction:
+    """A completed compaction as its commit says: `threshold_ms` None for one that was not event-time."""
+
+    instant: str
+    threshold_ms: int | None
+    exact: bool
+
+
+@dataclass(frozen=True)
+class PendingBlock:
+    """A committed log block whose records are not in a base file yet (it sits in a latest slice's log files;
+    a linked file counts once, under its physical file)."""
+
+    log_file: str  # partition/name of the physical file
+    slice_key: str  # partition/file id/base instant of the latest slice it belongs to
+    instant: str
+    min_event_time: int | None  # None: unknown (the watermark cannot be above what is unknown)
+    records: int
+    size: int  # the block's bytes
+
+
+@dataclass(frozen=True)
+class Freshness:
+    threshold_ms: int | None
+    watermark_ms: int | None
+    compaction_instant: str | None
+    exact: bool
+    lag_ms: int | None  # now - watermark
+    leftover_files: int
+    leftover_bytes: int
+    leftover_slices: int
+    min_pending_event_time_ms: int | None
+    unknown_event_time_blocks: int
+    late_blocks: int
+    late_records: int
+    latest_late_instant: str | None
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def last_event_time_compaction(compactions: Sequence[CompletedCompaction]) -> CompletedCompaction | None:
+    """The latest completed compaction that published a threshold (instants sort in time order)."""
+    with_threshold = [c for c in compactions if c.threshold_ms is not None]
+    return max(with_threshold, key=lambda c: c.instant) if with_threshold else None
+
+
+def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[PendingBlock], now_ms: int) -> Freshness:
+    """Freshness from the completed compactions and the committed blocks not yet in a base file."""
+    last = last_event_time_compaction(compactions)
+    blocks = list(pending)
+    known = [b.min_event_time for b in blocks if b.min_event_time is not None]
+    unknown = sum(1 for b in blocks if b.min_event_time is None)
+    min_pending = min(known) if known else None
+    threshold = last.threshold_ms if last is not None else None
+    watermark: int | None = None
+    if threshold is not None and not unknown:  # a block of unknown event times may hold any time: no watermark
+        watermark = min([threshold, *([min_pending] if min_pending is not None else [])])
+    late = [
+        b
+        for b in blocks
+        if last is not None
+        and threshold is not None
+        and b.instant > last.instant
+        and b.min_event_time is not None
+        and b.min_event_time < threshold
+    ]
+    sizes: dict[str, int] = {}
+    for b in blocks:
+        sizes[b.log_file] = sizes.get(b.log_file, 0) + b.size
+    return Freshness(
+        threshold_ms=threshold,
+        watermark_ms=watermark,
+        compaction_instant=last.instant if last is not None else None,
+        exact=bool(last is not None and last.exact),
+        lag_ms=now_ms - watermark if watermark is not None else None,
+        leftover_files=len(sizes),
+        leftover_bytes=sum(sizes.values()),
+        leftover_slices=len({b.slice_key for b in blocks}),
+        min_pending_event_time_ms=min_pending,
+        unknown_event_time_blocks=unknown,
+        late_blocks=len(late),
+        late_records=sum(b.records for b in late),
+        latest_late_instant=max((b.instant for b in late), default=None),
+    )

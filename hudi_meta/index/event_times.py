@@ -1,0 +1,184 @@
+"""Status and event times of the stored log blocks: which blocks count (committed, uncommitted, rolled back) and
+each committed data or delete block's min event time (the rules of one block: `event_time_source`)."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import Engine, bindparam, select, update
+
+from hudi_meta.format.block_content import BlockDecodeError
+from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.index import event_time_source as ets
+from hudi_meta.index.models import hudi_table, log_block_table, log_file_table, table_service_table
+from hudi_meta.index.registry import event_time_field_of
+from hudi_meta.index.run_stats import IndexRunStats
+from hudi_meta.index.sql import chunks
+from hudi_meta.index.states import BlockStatus
+from hudi_meta.table.instant import Action
+from hudi_meta.table.table import HudiTable
+
+DATA_TYPES = ("avro_data", "parquet_data", "cdc_data", "delete")  # block types that carry event times
+
+StatTimes = dict[tuple[str, str, str], tuple[int | None, int | None]]
+
+
+def resolve_status(engine: Engine, table: HudiTable, table_id: int) -> None:
+    """Give every readable block the status of its instant: rolled back when a rollback (command block or
+    rollback instant) names it, else committed or uncommitted by `ViewInputs.is_committed`."""
+    b = log_block_table
+    s = table_service_table
+    inputs = table.view_inputs()
+    with engine.begin() as conn:
+        rolled: set[str] = set(
+            r[0]
+            for r in conn.execute(
+                select(b.c.target_instant)
+                .where(b.c.table_id == table_id, b.c.block_type == "command", b.c.target_instant.is_not(None))
+                .distinct()
+            )
+        )
+        for (summary,) in conn.execute(
+            select(s.c.summary).where(s.c.table_id == table_id, s.c.action == Action.ROLLBACK)
+        ):
+            rolled.update(json.loads(summary).get("commits_rollback", []))
+        pending = (
+            conn.execute(
+                select(b.c.instant)
+                .where(
+                    b.c.table_id == table_id,
+                    b.c.status.in_([BlockStatus.UNCOMMITTED, BlockStatus.COMMITTED, BlockStatus.ROLLED_BACK]),
+                )
+                .distinct()
+            )
+            .scalars()
+            .all()
+        )
+        desired: dict[BlockStatus, list[str]] = defaultdict(list)
+        for instant in pending:
+            if instant in rolled:
+                desired[BlockStatus.ROLLED_BACK].append(instant)
+            elif instant is not None and inputs.is_committed(instant):
+                desired[BlockStatus.COMMITTED].append(instant)
+            else:
+                desired[BlockStatus.UNCOMMITTED].append(instant)
+        for status, instants in desired.items():
+            for part in chunks(instants, 500):
+                conn.execute(
+                    update(b)
+                    .where(
+                        b.c.table_id == table_id,
+                        b.c.instant.in_(part),
+                        b.c.status != status,
+                        b.c.status != BlockStatus.CORRUPT,
+                    )
+                    .values(status=status)
+                )
+
+
+def resolve_event_times(
+    engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats, reread_headers: bool = False
+) -> None:
+    """Give every committed data and delete block a min event time, or record that it has none.
+
+    In order: the header (when the block was indexed before the field changed: `reread_headers`), the write
+    stat (both only for the table's own field), else one scan of the block's records.
+    """
+    b = log_block_table
+    lf = log_file_table
+    t = hudi_table
+    with engine.connect() as conn:
+        event_field, ordering_field = conn.execute(
+            select(t.c.event_time_field, t.c.ordering_field).where(t.c.id == table_id)
+        ).one()
+        todo = conn.execute(
+            select(
+                b.c.id,
+                b.c.offset,
+                b.c.length,
+                b.c.block_type,
+                b.c.instant,
+                lf.c.partition_path,
+                lf.c.name,
+            )
+            .join(lf, lf.c.id == b.c.log_file_id)
+            .where(
+                b.c.table_id == table_id,
+                b.c.min_event_time_source.is_(None),
+                b.c.status == BlockStatus.COMMITTED,
+                b.c.block_type.in_(DATA_TYPES),
+            )
+            .order_by(lf.c.partition_path, lf.c.name, b.c.offset)
+        ).all()
+    if not todo:
+        return
+    applies = ets.stat_applies(event_field, table.config.event_time_field)
+    stat_times = write_stat_times(table, {r.instant for r in todo}) if applies else {}
+    resolved: list[dict[str, Any]] = []
+    rescan: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for r in todo:
+        found = stat_times.get((r.instant, r.partition_path, r.name))
+        if not reread_headers and r.block_type != "delete" and found is not None and found[0] is not None:
+            # a block without a header (else it got its time when indexed): the stat, without opening the file
+            resolved.append({"bid": r.id, "lo": found[0], "hi": found[1], "src": ets.WRITE_STAT})
+        else:
+            rescan[(r.partition_path, r.name)].append(r)
+    for (part, name), rows in rescan.items():
+        path = posixpath.join(table.base_path, part, name) if part else posixpath.join(table.base_path, name)
+        blocks = {blk.offset: blk for blk in read_blocks(table.storage, path, rows[0].offset)}
+        with table.storage.open_read(path) as f:
+            for r in rows:
+                blk = blocks.get(r.offset)
+                if blk is None:
+                    resolved.append({"bid": r.id, "lo": None, "hi": None, "src": ets.UNAVAILABLE})
+                    continue
+                if applies and blk.is_data and blk.min_event_time is not None:
+                    resolved.append({"bid": r.id, "lo": blk.min_event_time, "hi": None, "src": ets.HEADER})
+                    continue
+                found = stat_times.get((r.instant, part, name))
+                if blk.is_data and found is not None and found[0] is not None:
+                    resolved.append({"bid": r.id, "lo": found[0], "hi": found[1], "src": ets.WRITE_STAT})
+                    continue
+                f.seek(blk.content_offset)
+                try:
+                    times = ets.from_records(blk, f.read(blk.content_length), event_field, ordering_field)
+                except BlockDecodeError:
+                    times = ets.EventTimes(None, None, ets.UNAVAILABLE)
+                resolved.append({"bid": r.id, "lo": times.min_ms, "hi": times.max_ms, "src": times.source})
+    stmt = (
+        update(b)
+        .where(b.c.id == bindparam("bid"))
+        .values(
+            min_event_time=bindparam("lo"),
+            max_event_time=bindparam("hi"),
+            min_event_time_source=bindparam("src"),
+        )
+    )
+    for batch in chunks(resolved, 1000):
+        with engine.begin() as conn:
+            conn.execute(stmt, list(batch))
+    stats.blocks_event_time_resolved += len(resolved)
+
+
+def stat_times_apply(engine: Engine, table: HudiTable, table_id: int) -> bool:
+    """Whether header and write-stat times hold for the registered field (they were computed on the
+    table's `hoodie.payload.event.time.field`)."""
+    return ets.stat_applies(event_time_field_of(engine, table_id), table.config.event_time_field)
+
+
+def write_stat_times(table: HudiTable, instants: set[str]) -> StatTimes:
+    """(instant, partition, log file) -> (minEventTime, maxEventTime) from deltacommit write stats."""
+    out: StatTimes = {}
+    tl = table.timeline
+    for instant_time in instants:
+        instant = tl.instant(instant_time) if instant_time else None
+        if instant is None or not instant.is_completed or instant.action != Action.DELTA_COMMIT:
+            continue
+        for stat in tl.commit_metadata(instant).write_stats():
+            for name in stat.log_files or [stat.file_name]:
+                # epoch ms already: Java converts the raw value by the same rule
+                out[(instant_time, stat.partition_path, name)] = (stat.min_event_time, stat.max_event_time)
+    return out

@@ -1,0 +1,290 @@
+"""File groups, file slices and log files in the store, and the scan of log files into blocks.
+
+A log file is scanned from its indexed offset when it grew since the last scan; unchanged files are never
+opened. Each batch of scanned files is one transaction that also advances the files' offsets, so a run killed
+at any point leaves a consistent index that the next run completes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, select, update
+
+from hudi_meta.format.log_block import LogBlock
+from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.index import event_time_source as ets
+from hudi_meta.index.event_times import stat_times_apply, write_stat_times
+from hudi_meta.index.models import file_group_table, file_slice_table, log_block_table, log_file_table
+from hudi_meta.index.run_stats import IndexRunStats
+from hudi_meta.index.sql import chunks, insert_ignore
+from hudi_meta.index.states import BlockStatus
+from hudi_meta.table.fs_view import FileGroup, LogFile, ViewInputs
+from hudi_meta.table.table import HudiTable
+
+
+def sync_files(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats, batch_files: int = 200) -> None:
+    """Make the stored file groups, slices and log files those on disk, then scan the log files that grew
+    (from their indexed offset), `batch_files` files a transaction."""
+    groups = table.all_file_groups()
+    with engine.begin() as conn:
+        slice_ids = _sync_slices(conn, table_id, groups, table.view_inputs())
+        to_scan = _sync_log_files(conn, table_id, groups, slice_ids, stats)
+    for batch in chunks(to_scan, batch_files):
+        _scan_batch(engine, table, table_id, stats, batch)
+
+
+def _sync_slices(
+    conn: Connection, table_id: int, groups: Sequence[FileGroup], inputs: ViewInputs
+) -> dict[tuple[str, str, str], int]:
+    """Store the file groups and slices on disk, drop those gone; (partition, file id, base instant) -> slice id."""
+    g = file_group_table
+    sl = file_slice_table
+    lf = log_file_table
+    slice_ids: dict[tuple[str, str, str], int] = {}
+    insert_ignore(
+        conn,
+        g,
+        [
+            {
+                "table_id": table_id,
+                "partition_path": fg.partition,
+                "file_id": fg.file_id,
+                "replaced": (fg.partition, fg.file_id) in inputs.replaced,
+            }
+            for fg in groups
+        ],
+    )
+    group_ids = {
+        (r.partition_path, r.file_id): (r.id, r.replaced)
+        for r in conn.execute(
+            select(g.c.id, g.c.partition_path, g.c.file_id, g.c.replaced).where(g.c.table_id == table_id)
+        )
+    }
+    for fg in groups:
+        gid, replaced = group_ids[(fg.partition, fg.file_id)]
+        if replaced != ((fg.partition, fg.file_id) in inputs.replaced):
+            conn.execute(update(g).where(g.c.id == gid).values(replaced=not replaced))
+    slice_rows = []
+    for fg in groups:
+        gid = group_ids[(fg.partition, fg.file_id)][0]
+        for fs in fg.ordered_slices():
+            base = fs.base_file
+            slice_rows.append(
+                {
+                    "file_group_id": gid,
+                    "base_instant": fs.base_instant,
+                    "base_file": base.name if base else None,
+                    "base_file_size": base.size if base else None,
+                    "base_committed": bool(base and inputs.is_committed(base.parsed.instant)),
+                }
+            )
+    existing = {
+        (r.file_group_id, r.base_instant): (r.id, r.base_file, r.base_committed, r.base_file_size)
+        for r in conn.execute(
+            select(
+                sl.c.id,
+                sl.c.file_group_id,
+                sl.c.base_instant,
+                sl.c.base_file,
+                sl.c.base_committed,
+                sl.c.base_file_size,
+            )
+            .join(g, g.c.id == sl.c.file_group_id)
+            .where(g.c.table_id == table_id)
+        )
+    }
+    insert_ignore(conn, sl, [r for r in slice_rows if (r["file_group_id"], r["base_instant"]) not in existing])
+    # slices and file groups gone from disk (a rollback deleted their files, an unschedule their pending
+    # compaction) leave the index; their log files' rows follow (`_sync_log_files`) or move to another slice
+    wanted = {(r["file_group_id"], r["base_instant"]) for r in slice_rows}
+    stale_slices = [sid for key, (sid, _, _, _) in existing.items() if key not in wanted]
+    for part in chunks(stale_slices, 500):
+        conn.execute(update(lf).where(lf.c.file_slice_id.in_(part)).values(file_slice_id=None))
+        conn.execute(delete(sl).where(sl.c.id.in_(part)))
+    on_disk_groups = {(fg.partition, fg.file_id) for fg in groups}
+    stale_groups = [gid for key, (gid, _) in group_ids.items() if key not in on_disk_groups]
+    for part in chunks(stale_groups, 500):
+        conn.execute(delete(sl).where(sl.c.file_group_id.in_(part)))
+        conn.execute(delete(g).where(g.c.id.in_(part)))
+    group_ids = {key: v for key, v in group_ids.items() if key in on_disk_groups}
+    for r in slice_rows:
+        old = existing.get((r["file_group_id"], r["base_instant"]))
+        if old is not None and (old[1], old[2], old[3]) != (
+            r["base_file"],
+            r["base_committed"],
+            r["base_file_size"],
+        ):
+            conn.execute(
+                update(sl)
+                .where(sl.c.id == old[0])
+                .values(
+                    base_file=r["base_file"],
+                    base_file_size=r["base_file_size"],
+                    base_committed=r["base_committed"],
+                )
+            )
+    by_group = {gid: key for key, (gid, _) in group_ids.items()}
+    for found in conn.execute(
+        select(sl.c.id, sl.c.file_group_id, sl.c.base_instant)
+        .join(g, g.c.id == sl.c.file_group_id)
+        .where(g.c.table_id == table_id)
+    ):
+        part, fid = by_group[found.file_group_id]
+        slice_ids[(part, fid, found.base_instant)] = found.id
+    return slice_ids
+
+
+def _sync_log_files(
+    conn: Connection,
+    table_id: int,
+    groups: Sequence[FileGroup],
+    slice_ids: dict[tuple[str, str, str], int],
+    stats: IndexRunStats,
+) -> list[tuple[int, int, LogFile]]:
+    """Store the log files on disk in their slices, drop those gone, reset those rewritten shorter; the files
+    to scan as (file id, indexed offset, file)."""
+    lf = log_file_table
+    known = {
+        (r.partition_path, r.name): r
+        for r in conn.execute(
+            select(
+                lf.c.id,
+                lf.c.partition_path,
+                lf.c.name,
+                lf.c.size,
+                lf.c.indexed_offset,
+                lf.c.file_slice_id,
+            ).where(lf.c.table_id == table_id)
+        )
+    }
+    on_disk = {}
+    new_rows = []
+    for fg in groups:
+        for fs in fg.ordered_slices():
+            for log in fs.log_files:
+                on_disk[(log.partition, log.name)] = (
+                    log,
+                    slice_ids[(fg.partition, fg.file_id, fs.base_instant)],
+                )
+    for (part, name), (log, sid) in on_disk.items():
+        row = known.get((part, name))
+        if row is None:
+            new_rows.append(
+                {
+                    "table_id": table_id,
+                    "file_slice_id": sid,
+                    "partition_path": part,
+                    "name": name,
+                    "file_id": log.parsed.file_id,
+                    "base_instant": log.parsed.instant,
+                    "version": log.parsed.version,
+                    "write_token": log.parsed.write_token,
+                    "size": 0,
+                    "indexed_offset": 0,
+                    "is_link": log.link_target is not None,
+                    "link_target": log.link_target,
+                }
+            )
+        elif row.file_slice_id != sid:
+            conn.execute(update(lf).where(lf.c.id == row.id).values(file_slice_id=sid))
+    insert_ignore(conn, lf, new_rows)
+    stats.log_files_added += len(new_rows)
+    gone = [row.id for key, row in known.items() if key not in on_disk]
+    for ids in chunks(gone, 500):
+        conn.execute(delete(log_block_table).where(log_block_table.c.log_file_id.in_(ids)))
+        conn.execute(delete(lf).where(lf.c.id.in_(ids)))
+    stats.log_files_removed += len(gone)
+    # a file now shorter than what was indexed was replaced (an earlier attempt of a write rewritten):
+    # its blocks are no longer there, index it again from the start
+    shrunk = [row.id for key, row in known.items() if key in on_disk and on_disk[key][0].size < row.indexed_offset]
+    for ids in chunks(shrunk, 500):
+        conn.execute(delete(log_block_table).where(log_block_table.c.log_file_id.in_(ids)))
+        conn.execute(update(lf).where(lf.c.id.in_(ids)).values(indexed_offset=0, size=0))
+    offsets = {
+        (r.partition_path, r.name): (r.id, r.indexed_offset, r.size)
+        for r in conn.execute(
+            select(lf.c.id, lf.c.partition_path, lf.c.name, lf.c.indexed_offset, lf.c.size).where(
+                lf.c.table_id == table_id
+            )
+        )
+    }
+    # A file is scanned when it grew since the last scan (bytes past the indexed offset that did not change
+    # size, e.g. the torn tail of a killed writer, are not reread on every run).
+    return [
+        (offsets[key][0], offsets[key][1], log)
+        for key, (log, _) in sorted(on_disk.items())
+        if log.size > offsets[key][1] and log.size != offsets[key][2]
+    ]
+
+
+def _scan_batch(
+    engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats, batch: Sequence[tuple[int, int, LogFile]]
+) -> None:
+    """Read the new blocks of a batch of log files and store them with the files' new offsets, in one transaction."""
+    lf = log_file_table
+    found: list[tuple[int, LogFile, LogBlock]] = []
+    advanced: list[tuple[int, int, int, int]] = []  # (file id, old offset, new offset, size)
+    for file_id, start, log in batch:
+        path = posixpath.join(table.base_path, log.path)
+        blocks = read_blocks(table.storage, path, start)
+        if blocks and blocks[-1].is_corrupt:
+            blocks = blocks[:-1]  # a torn tail may be a write in progress: rescan it when the file grows
+        end = blocks[-1].offset + blocks[-1].length if blocks else start
+        found.extend((file_id, log, b) for b in blocks)
+        advanced.append((file_id, start, end, log.size))
+        stats.log_files_scanned += 1
+    # Header and write-stat event times count when the registered field is the table's own: store them
+    # with the block (write stats exist for blocks of completed deltacommits only).
+    applies = stat_times_apply(engine, table, table_id)
+    stat_times = (
+        write_stat_times(table, {b.instant_time for _, _, b in found if b.is_data and b.instant_time})
+        if applies
+        else {}
+    )
+    rows = [
+        _block_row(table_id, file_id, b, applies, stat_times.get((b.instant_time or "", log.partition, log.name)))
+        for file_id, log, b in found
+    ]
+    with engine.begin() as conn:
+        for file_id, old, new, size in advanced:
+            # optimistic: another indexer that already advanced this file wins, ours is a no-op
+            conn.execute(
+                update(lf).where(lf.c.id == file_id, lf.c.indexed_offset == old).values(indexed_offset=new, size=size)
+            )
+        insert_ignore(conn, log_block_table, rows)
+    stats.blocks_added += len(rows)
+    stats.blocks_event_time_resolved += sum(1 for r in rows if r["min_event_time_source"] is not None)
+
+
+def _block_row(
+    table_id: int,
+    file_id: int,
+    block: LogBlock,
+    stat_applies: bool,
+    stat_times: tuple[int | None, int | None] | None = None,
+) -> dict[str, Any]:
+    """A new block's row; header and write-stat times only when they hold for the registered field."""
+    lo: int | None = None
+    hi: int | None = None
+    source: str | None = None
+    if stat_applies and block.is_data and block.min_event_time is not None:
+        lo, source = block.min_event_time, ets.HEADER
+    if source is None and stat_applies and block.is_data and stat_times is not None and stat_times[0] is not None:
+        lo, hi, source = stat_times[0], stat_times[1], ets.WRITE_STAT
+    return {
+        "table_id": table_id,
+        "log_file_id": file_id,
+        "offset": block.offset,
+        "length": block.length,
+        "block_type": block.block_type.label,
+        "instant": block.instant_time,
+        "target_instant": block.target_instant_time,
+        "record_count": block.record_count,
+        "min_event_time": lo,
+        "max_event_time": hi,
+        "min_event_time_source": source,
+        "status": BlockStatus.CORRUPT if block.is_corrupt else BlockStatus.UNCOMMITTED,
+    }

@@ -1,0 +1,152 @@
+"""What the index says about one table, as plain comparable data free of row ids and run times.
+
+Two stores that index the same files hold equal fingerprints, however they got there (one run on a fresh
+store, or many incremental runs). Records that only history explains are left out: archived instants (gone
+from the active timeline, kept by an incremental store, unknown to a fresh one), their plans and links.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Engine, select
+
+from hudi_meta.index import event_time_source as ets
+from hudi_meta.index.models import (
+    compaction_operation_table,
+    compaction_plan_table,
+    file_group_table,
+    file_slice_table,
+    instant_table,
+    link_table,
+    log_block_table,
+    log_file_table,
+)
+from hudi_meta.index.timeline import ARCHIVED_KEY
+
+Row = tuple[Any, ...]
+
+
+def _knowledge(source: str | None) -> str:
+    """What a block's min event time is, not where it was read: an archived instant's write stat is gone, so a
+    fresh index scans the records that the stat summarised (the same times)."""
+    if source in ets.KNOWN:
+        return "known"
+    if source in (ets.NO_EVENT_TIME, ets.UNAVAILABLE):
+        return source
+    return "unresolved"
+
+
+def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
+    """Instants (action, state), file groups, slices, log files, blocks (status, event times and whether they
+    are known, none or unknown), plans with their operations, and links of `table_id`, each a sorted list of
+    tuples keyed by Hudi names."""
+    i, g, s = instant_table, file_group_table, file_slice_table
+    f, b, k = log_file_table, log_block_table, link_table
+    p, o = compaction_plan_table, compaction_operation_table
+    with engine.connect() as conn:
+        instants: list[Row] = []
+        archived: set[str] = set()
+        for r in conn.execute(select(i).where(i.c.table_id == table_id)):
+            summary = json.loads(r.summary)
+            if summary.get(ARCHIVED_KEY):
+                archived.add(r.requested_time)
+                continue
+            instants.append(
+                (
+                    r.requested_time,
+                    r.action,
+                    r.state,
+                    r.completion_time,
+                    r.is_compaction,
+                    json.dumps(summary, sort_keys=True),
+                )
+            )
+        groups = {
+            r.id: (r.partition_path, r.file_id)
+            for r in conn.execute(select(g.c.id, g.c.partition_path, g.c.file_id).where(g.c.table_id == table_id))
+        }
+        file_groups = [
+            (r.partition_path, r.file_id, r.replaced) for r in conn.execute(select(g).where(g.c.table_id == table_id))
+        ]
+        slices: dict[int, Row] = {}
+        for r in conn.execute(select(s).join(g, g.c.id == s.c.file_group_id).where(g.c.table_id == table_id)):
+            slices[r.id] = (*groups[r.file_group_id], r.base_instant)
+        slice_rows = [
+            (*slices[r.id], r.base_file, r.base_file_size, r.base_committed)
+            for r in conn.execute(select(s).join(g, g.c.id == s.c.file_group_id).where(g.c.table_id == table_id))
+        ]
+        files: dict[int, Row] = {}
+        log_files: list[Row] = []
+        for r in conn.execute(select(f).where(f.c.table_id == table_id)):
+            files[r.id] = (r.partition_path, r.name)
+            log_files.append(
+                (
+                    r.partition_path,
+                    r.name,
+                    slices.get(r.file_slice_id) if r.file_slice_id is not None else None,
+                    r.file_id,
+                    r.base_instant,
+                    r.version,
+                    r.write_token,
+                    r.size,
+                    r.indexed_offset,
+                    r.is_link,
+                    r.link_target,
+                )
+            )
+        blocks = [
+            (
+                *files[r.log_file_id],
+                r.offset,
+                r.length,
+                r.block_type,
+                r.instant,
+                r.target_instant,
+                r.record_count,
+                r.status,
+                r.min_event_time,
+                r.max_event_time,
+                _knowledge(r.min_event_time_source),
+            )
+            for r in conn.execute(select(b).where(b.c.table_id == table_id))
+        ]
+        operations: dict[int, list[Row]] = {}
+        for r in conn.execute(select(o).join(p, p.c.id == o.c.plan_id).where(p.c.table_id == table_id)):
+            operations.setdefault(r.plan_id, []).append(
+                (r.partition_path, r.file_id, r.base_instant, r.base_file, r.files_to_compact, r.metrics)
+            )
+        plans = [
+            (
+                r.instant,
+                r.state,
+                r.strategy,
+                r.threshold,
+                r.mode,
+                r.exact,
+                tuple(sorted(operations.get(r.id, []))),
+            )
+            for r in conn.execute(select(p).where(p.c.table_id == table_id))
+            if r.instant not in archived
+        ]
+        symlinks = {
+            (r.partition_path, r.name) for r in conn.execute(select(f).where(f.c.table_id == table_id, f.c.is_link))
+        }
+        links = []
+        for r in conn.execute(select(k).where(k.c.table_id == table_id)):
+            instant = r.compaction_instant
+            if instant in archived:  # only its symlink on disk tells a fresh index about it, without the instant
+                if (r.partition_path, r.link_name) not in symlinks:
+                    continue
+                instant = None
+            links.append((r.partition_path, r.link_name, r.target_name, r.via_name, instant, r.state))
+    return {
+        "instants": sorted(instants),
+        "file_groups": sorted(file_groups),
+        "slices": sorted(slice_rows),
+        "log_files": sorted(log_files, key=repr),
+        "blocks": sorted(blocks, key=repr),
+        "plans": sorted(plans, key=repr),
+        "links": sorted(links, key=repr),
+    }

@@ -1,0 +1,67 @@
+"""The registry of indexed tables: register a table (idempotent), find its id, its event-time field."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from sqlalchemy import Engine, select, update
+
+from hudi_meta.index.models import hudi_table, log_block_table
+from hudi_meta.index.sql import insert_ignore
+from hudi_meta.table.table import HudiTable
+
+
+def register_table(engine: Engine, table: HudiTable, event_time_field: str | None = None) -> int:
+    """Register `table` (idempotent); an explicit event-time field overrides the table's config."""
+    cfg = table.config
+    row = {
+        "base_path": table.base_path,
+        "name": cfg.name,
+        "table_type": cfg.table_type,
+        "table_version": cfg.version,
+        "timeline_layout": cfg.timeline_layout,
+        "record_key_fields": ",".join(cfg.record_key_fields),
+        "ordering_field": cfg.ordering_fields[0] if cfg.ordering_fields else None,
+        "event_time_field": event_time_field or cfg.event_time_field,
+        "options": json.dumps({"metadata_partitions": list(cfg.metadata_partitions)}),
+        "registered_at": dt.datetime.now(dt.UTC),
+    }
+    t = hudi_table
+    with engine.begin() as conn:
+        insert_ignore(conn, t, [row])
+        table_id, current = conn.execute(
+            select(t.c.id, t.c.event_time_field).where(t.c.base_path == table.base_path)
+        ).one()
+        if event_time_field and event_time_field != current:
+            conn.execute(update(t).where(t.c.id == table_id).values(event_time_field=event_time_field))
+            b = log_block_table
+            # every time depends on the field: scans read it, headers and write stats count only for the
+            # table's own field, delete blocks use their ordering values only when it is the ordering field
+            conn.execute(
+                update(b)
+                .where(b.c.table_id == table_id, b.c.min_event_time_source.is_not(None))
+                .values(min_event_time=None, max_event_time=None, min_event_time_source=None)
+            )
+        return int(table_id)
+
+
+def event_time_field_of(engine: Engine, table_id: int) -> str | None:
+    t = hudi_table
+    with engine.connect() as conn:
+        found = conn.execute(select(t.c.event_time_field).where(t.c.id == table_id)).scalar_one_or_none()
+    return str(found) if found else None
+
+
+def table_id_of(engine: Engine, base_path: str) -> int | None:
+    t = hudi_table
+    with engine.connect() as conn:
+        found = conn.execute(select(t.c.id).where(t.c.base_path == base_path)).scalar_one_or_none()
+    return int(found) if found is not None else None
+
+
+def mark_indexed(engine: Engine, table_id: int) -> None:
+    """Record when the table's index was last brought up to date."""
+    t = hudi_table
+    with engine.begin() as conn:
+        conn.execute(update(t).where(t.c.id == table_id).values(last_indexed_at=dt.datetime.now(dt.UTC)))

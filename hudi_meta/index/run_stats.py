@@ -1,0 +1,20 @@
+"""What one indexer run did: counts that `Indexer.run` returns and `hudi-meta index` prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class IndexRunStats:
+    instants_added: int = 0
+    instants_updated: int = 0
+    instants_removed: int = 0
+    log_files_added: int = 0
+    log_files_scanned: int = 0
+    log_files_removed: int = 0
+    blocks_added: int = 0
+    blocks_event_time_resolved: int = 0
+    plans_added: int = 0
+    plans_removed: int = 0
+    links: int = 0

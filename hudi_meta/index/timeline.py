@@ -1,0 +1,239 @@
+"""The timeline in the store: instants, compaction plans (with operations and planned links) and table services.
+
+The stored instants are those of the active timeline plus the archived ones; everything else that left the
+timeline leaves the store (see `sync_timeline`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, select, update
+
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.links import THRESHOLD_KEY, THRESHOLD_PARAM
+from hudi_meta.format.table_service_metadata import CompactionPlan, RollbackMetadata
+from hudi_meta.index.commit_summary import commit_summary
+from hudi_meta.index.lineage import planned_lineage
+from hudi_meta.index.models import (
+    compaction_operation_table,
+    compaction_plan_table,
+    instant_table,
+    link_table,
+    table_service_table,
+)
+from hudi_meta.index.run_stats import IndexRunStats
+from hudi_meta.index.sql import chunks, insert_ignore
+from hudi_meta.index.states import InstantState, LinkState, PlanState
+from hudi_meta.table.instant import Action
+from hudi_meta.table.table import HudiTable
+
+ARCHIVED_KEY = "archived"  # in an instant's summary: archived (gone from the active timeline, still committed)
+
+
+def record_plan(conn: Connection, table_id: int, instant: str, plan: CompactionPlan, state: PlanState) -> None:
+    """Store a compaction plan with its operations and planned links (idempotent)."""
+    p = compaction_plan_table
+    params = plan.strategy.strategy_params if plan.strategy else {}
+    threshold = params.get(THRESHOLD_PARAM) or params.get(THRESHOLD_KEY)
+    row = {
+        "table_id": table_id,
+        "instant": instant,
+        "state": state,
+        "strategy": plan.strategy.compactor_class_name if plan.strategy else None,
+        "threshold": int(threshold) if threshold and str(threshold).lstrip("-").isdigit() else None,
+        "mode": params.get("mode"),
+        "exact": params.get("exact", "false") == "true",
+        "created_at": dt.datetime.now(dt.UTC),
+    }
+    insert_ignore(conn, p, [row])
+    plan_id = conn.execute(select(p.c.id).where(p.c.table_id == table_id, p.c.instant == instant)).scalar_one()
+    ops = [
+        {
+            "plan_id": plan_id,
+            "partition_path": op.partition_path or "",
+            "file_id": op.file_id,
+            "base_instant": op.base_instant_time,
+            "base_file": op.data_file_path,
+            "files_to_compact": json.dumps(list(op.delta_file_paths)),
+            "metrics": json.dumps(op.metrics),
+        }
+        for op in plan.operations
+    ]
+    insert_ignore(conn, compaction_operation_table, ops)
+    lineage = planned_lineage(
+        conn,
+        table_id,
+        {(op.partition_path or "", s.symlink): s.target for op in plan.operations for s in op.symlink_operations},
+    )
+    links = [
+        {
+            "table_id": table_id,
+            "partition_path": part,
+            "link_name": name,
+            "target_name": found.target,
+            "via_name": found.via,
+            "compaction_instant": instant,
+            "state": LinkState.PLANNED,
+        }
+        for (part, name), found in lineage.items()
+    ]
+    insert_ignore(conn, link_table, links)
+
+
+def sync_timeline(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats) -> None:
+    """Make the stored instants those of the active timeline, plus the archived ones; then plans and services.
+
+    An instant gone from the timeline is archived when the store saw it completed and it is older than the
+    first active instant (the archiver moves only completed instants older than every pending one): it
+    stays, completed, with `"archived": true` in its summary. Any other instant that is gone (a failed write
+    rolled back, an unscheduled plan) leaves the store.
+    """
+    tl = table.timeline
+    t = instant_table
+    first = tl.first_instant_time
+    with engine.begin() as conn:
+        known = {
+            r.requested_time: r
+            for r in conn.execute(
+                select(t.c.requested_time, t.c.state, t.c.completion_time, t.c.summary).where(t.c.table_id == table_id)
+            )
+        }
+        on_disk = {i.requested_time for i in tl.instants}
+        archived: set[str] = set()
+        gone: list[str] = []
+        for time, r in known.items():
+            if time in on_disk:
+                continue
+            if r.state == InstantState.COMPLETED and first is not None and time < first:
+                archived.add(time)
+                summary = json.loads(r.summary)
+                if not summary.get(ARCHIVED_KEY):
+                    summary[ARCHIVED_KEY] = True
+                    conn.execute(
+                        update(t)
+                        .where(t.c.table_id == table_id, t.c.requested_time == time)
+                        .values(summary=json.dumps(summary))
+                    )
+            else:
+                gone.append(time)
+        for part in chunks(gone, 500):
+            conn.execute(delete(t).where(t.c.table_id == table_id, t.c.requested_time.in_(part)))
+        stats.instants_removed += len(gone)
+        for instant in tl.instants:
+            state = InstantState.of(instant.state)
+            row = {
+                "table_id": table_id,
+                "requested_time": instant.requested_time,
+                "action": instant.action,
+                "state": state,
+                "completion_time": instant.completion_time,
+                "is_compaction": tl.is_compaction(instant.requested_time),
+            }
+            old = known.get(instant.requested_time)
+            if (
+                old is not None
+                and (old.state, old.completion_time) == (state, instant.completion_time)
+                and not json.loads(old.summary).get(ARCHIVED_KEY)
+            ):
+                continue
+            row["summary"] = json.dumps(commit_summary(table, instant))
+            if old is None:
+                insert_ignore(conn, t, [row])
+                stats.instants_added += 1
+            else:
+                conn.execute(
+                    update(t)
+                    .where(t.c.table_id == table_id, t.c.requested_time == instant.requested_time)
+                    .values(**row)
+                )
+                stats.instants_updated += 1
+        _sync_plans(conn, table, table_id, archived, stats)
+        _sync_table_services(conn, table, table_id, archived)
+
+
+def _sync_plans(conn: Connection, table: HudiTable, table_id: int, archived: set[str], stats: IndexRunStats) -> None:
+    """Plans of the timeline's compaction instants; a plan whose instant left the timeline without being
+    archived (unscheduled, as hudi-cli's `unschedule` deletes its requested and inflight files) leaves the
+    store with its operations and links not made yet, so its file groups are candidates again."""
+    tl = table.timeline
+    p = compaction_plan_table
+    o = compaction_operation_table
+    k = link_table
+    known = {
+        r.instant: (r.id, r.state)
+        for r in conn.execute(select(p.c.instant, p.c.id, p.c.state).where(p.c.table_id == table_id))
+    }
+    for instant_time, (plan_id, _) in known.items():
+        if instant_time in tl.compaction_instants or instant_time in archived:
+            continue
+        conn.execute(delete(o).where(o.c.plan_id == plan_id))
+        conn.execute(delete(p).where(p.c.id == plan_id))
+        conn.execute(
+            delete(k).where(
+                k.c.table_id == table_id, k.c.compaction_instant == instant_time, k.c.state == LinkState.PLANNED
+            )
+        )
+        stats.plans_removed += 1
+    for instant_time in sorted(tl.compaction_instants):
+        instant = tl.instant(instant_time)
+        if instant is None:
+            continue
+        state = PlanState.of(instant.state)
+        if instant_time in known:
+            if known[instant_time][1] != state:
+                done = dt.datetime.now(dt.UTC) if state == PlanState.COMPLETED else None
+                conn.execute(update(p).where(p.c.id == known[instant_time][0]).values(state=state, completed_at=done))
+            continue
+        try:
+            plan = table.compaction_plan(instant_time)
+        except (HudiMetaError, OSError):
+            continue  # the requested file is gone or unreadable
+        record_plan(conn, table_id, instant_time, plan, state)
+        stats.plans_added += 1
+
+
+def _sync_table_services(conn: Connection, table: HudiTable, table_id: int, archived: set[str]) -> None:
+    """Clean and rollback instants, a completed rollback with what it rolled back."""
+    tl = table.timeline
+    s = table_service_table
+    known = {
+        (r.action, r.instant): r.state
+        for r in conn.execute(select(s.c.action, s.c.instant, s.c.state).where(s.c.table_id == table_id))
+    }
+    on_disk = {i.requested_time for i in tl.instants}
+    for action, instant_time in known:
+        if instant_time not in on_disk and instant_time not in archived:
+            conn.execute(delete(s).where(s.c.table_id == table_id, s.c.action == action, s.c.instant == instant_time))
+    for instant in tl.instants:
+        if instant.action not in (Action.CLEAN, Action.ROLLBACK):
+            continue
+        key = (instant.action, instant.requested_time)
+        state = InstantState.of(instant.state)
+        if known.get(key) == state:
+            continue
+        summary: dict[str, Any] = {}
+        if instant.is_completed and instant.action == Action.ROLLBACK:
+            try:
+                md = RollbackMetadata.from_bytes(tl.read_bytes(instant))
+                summary = {
+                    "commits_rollback": list(md.commits_rollback),
+                    "files_deleted": md.total_files_deleted,
+                }
+            except HudiMetaError:
+                summary = {"error": "unreadable rollback metadata"}
+        row = {
+            "table_id": table_id,
+            "action": instant.action,
+            "instant": instant.requested_time,
+            "state": state,
+            "summary": json.dumps(summary),
+        }
+        if key in known:
+            conn.execute(
+                update(s).where(s.c.table_id == table_id, s.c.action == key[0], s.c.instant == key[1]).values(**row)
+            )
+        else:
+            insert_ignore(conn, s, [row])

@@ -1,0 +1,118 @@
+"""`hudi-meta clean`: Hudi's policy names and ours, the dry run writes nothing to the table, JSON rows, and bad
+input (not a table, an unknown policy, a negative retention, a table it must not clean) is one line on stderr,
+exit 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hudi_meta.table.writer import create_table
+from tests.cli.helpers import TRIPS, cli, cli_in_process, store_dump, tree
+from tests.conftest import table_zips
+
+
+@pytest.fixture
+def trips(fixture_table: Any, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(fixture_table(TRIPS), tmp_path / "trips"))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    db = str(tmp_path / "store.db")
+    assert cli_in_process("--db", db, "init-db").code == 0
+    return db
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing_to_the_table(trips: Path, store: str) -> None:
+    before = tree(trips)
+    out = cli_in_process("--db", store, "clean", str(trips), "--policy", "KEEP_LATEST_FILE_VERSIONS", "--retained", "1")
+    assert out.code == 0, out.stderr
+    assert out.stdout.startswith("clean plan (dry run): KEEP_LATEST_FILE_VERSIONS, 1 file versions retained")
+    assert "nothing to clean" in out.stdout  # one slice per file group: nothing goes
+    assert tree(trips) == before
+    js = cli_in_process(
+        "--db", store, "clean", str(trips), "--policy", "keep_latest_by_hours", "--hours", "1", "--json"
+    )
+    assert js.code == 0 and json.loads(js.stdout) == []
+    assert tree(trips) == before
+
+
+def test_policy_spellings(trips: Path, store: str) -> None:
+    for spelling in ("KEEP_LATEST_COMMITS", "keep-latest-commits", "keep_latest_commits", "Keep_Latest_Commits"):
+        out = cli_in_process("--db", store, "clean", str(trips), "--policy", spelling)
+        assert out.code == 0 and "KEEP_LATEST_COMMITS, 10 commits retained" in out.stdout, (spelling, out.stderr)
+    props = trips / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + "hoodie.clean.policy=KEEP_LATEST_BY_HOURS\nhoodie.clean.hours.retained=5\n")
+    out = cli_in_process("--db", store, "clean", str(trips))
+    assert out.code == 0 and "KEEP_LATEST_BY_HOURS, 5 hours retained" in out.stdout, out.stderr
+    out = cli_in_process("--db", store, "clean", str(trips), "--hours", "7")
+    assert out.code == 0 and "KEEP_LATEST_BY_HOURS, 7 hours retained" in out.stdout, out.stderr
+
+
+def metadata_table(tmp_path: Path) -> Path:
+    path = tmp_path / "mdt"
+    create_table(str(path), "mdt", ["id"], "ts", extra_props={"hoodie.table.metadata.partitions": "files"})
+    return path
+
+
+def v9(fixture_table: Any, tmp_path: Path) -> Path:
+    archive = next(a for a in table_zips() if a.stem == "v9_txns_simple_nometa")
+    return Path(shutil.copytree(fixture_table(archive), tmp_path / "v9"))
+
+
+@pytest.mark.parametrize(
+    ("case", "args", "message"),
+    [
+        ("not a table", ["{missing}"], "no such table path"),
+        ("not a table", ["{folder}"], "not a Hudi table"),
+        ("unknown policy", ["{trips}", "--policy", "KEEP_EVERYTHING"], "invalid choice: 'KEEP_EVERYTHING'"),
+        ("negative retained", ["{trips}", "--retained", "-1"], "--retained must be at least 0"),
+        ("negative hours", ["{trips}", "--policy", "keep-latest-by-hours", "--hours", "-2"], "--hours must be at"),
+        ("hours for commits", ["{trips}", "--hours", "3"], "--hours is for KEEP_LATEST_BY_HOURS"),
+        ("retained for hours", ["{trips}", "--policy", "keep-latest-by-hours", "--retained", "3"], "--hours H"),
+        ("not a number", ["{trips}", "--retained", "ten"], "invalid int value"),
+        ("bad property", ["{bad_props}"], "hoodie.clean.commits.retained='many' in hoodie.properties"),
+        ("metadata table", ["{mdt}", "--execute"], "hoodie.metadata.enable=false"),
+        ("table version 9", ["{v9}", "--execute"], "clean writes table version 6 timelines"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_nothing_written(
+    case: str, args: list[str], message: str, trips: Path, store: str, tmp_path: Path, fixture_table: Any
+) -> None:
+    bad_props = Path(shutil.copytree(trips, tmp_path / "bad"))
+    props = bad_props / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + "hoodie.clean.commits.retained=many\n")
+    (tmp_path / "folder").mkdir()
+    paths = {
+        "missing": tmp_path / "missing",
+        "folder": tmp_path / "folder",
+        "trips": trips,
+        "bad_props": bad_props,
+        "mdt": metadata_table(tmp_path),
+        "v9": v9(fixture_table, tmp_path),
+    }
+    argv = [a.format(**paths) for a in args]
+    target = Path(argv[0])
+    before = tree(target) if target.exists() else None
+    dump = store_dump(store)
+    out = cli_in_process("--db", store, "clean", *argv, "--execute") if "--execute" not in argv else None
+    out = out or cli_in_process("--db", store, "clean", *argv)
+    assert out.code == 2, (case, out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], (case, out.stderr)
+    assert out.stdout == ""
+    if before is not None:
+        assert tree(target) == before
+    assert store_dump(store) == dump
+
+
+def test_not_a_table_creates_no_store(tmp_path: Path) -> None:
+    db = tmp_path / "never.db"
+    out = cli("--db", str(db), "clean", str(tmp_path / "missing"), "--execute")
+    assert out.returncode == 2 and out.stderr.startswith("hudi-meta: error: no such table path")
+    assert len(out.stderr.strip().splitlines()) == 1 and not db.exists()

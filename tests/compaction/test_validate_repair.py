@@ -1,0 +1,275 @@
+"""`compaction validate` and `compaction repair` (issue 10 item 2): what keeps a plan from running or a table from
+reading right is found, named per file, and fixed where it can be; a repair stopped at any step is finished by
+running it again."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from sqlalchemy import Engine
+
+from hudi_meta.compaction.admin import repair, validate
+from hudi_meta.compaction.run import run_compaction, set_crash_hook
+from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.unschedule import unschedule_compaction
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.file_names import LogFileName
+from hudi_meta.index.db import make_engine
+from hudi_meta.index.migrate import upgrade
+from hudi_meta.table.write_targets import FileGroupTarget
+from hudi_meta.table.writer import WriteClient
+from tests.compaction.core import CoreTable, at, hudi_rs_read, rows
+from tests.compaction.undo_helpers import (
+    copy_table,
+    count_steps,
+    data_files,
+    leftovers,
+    open_core,
+    pending_with_appends,
+    stopped_after,
+    timeline_files,
+)
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    return make_engine(url)
+
+
+class Crash(Exception):
+    pass
+
+
+def crash_run(t: CoreTable, instant: str, step: str) -> None:
+    def hook(at_step: str) -> None:
+        if at_step == step:
+            raise Crash(step)
+
+    set_crash_hook(hook)
+    try:
+        with pytest.raises(Crash):
+            run_compaction(t.table, instant)
+    finally:
+        set_crash_hook(None)
+
+
+def write_into_slice(
+    t: CoreTable, slice_instant: str, version: int, data: pa.Table, instant: str | None = None
+) -> None:
+    """A committed write whose log file lands in slice `slice_instant` as version `version`, whatever the
+    view says (a writer that planned its target before something changed)."""
+    assert t.file_id is not None
+    w = WriteClient(t.table, instant=instant or "")
+    w.begin()
+    name = LogFileName(t.file_id, slice_instant, version).name
+    w.targets()[(t.partition, t.file_id)] = FileGroupTarget(t.partition, t.file_id, slice_instant, None, name, 0)
+    w.append_log(t.partition, t.file_id, data)
+    w.commit()
+
+
+def test_a_plan_that_can_run_is_valid(engine: Engine, tmp_path: Path) -> None:
+    t, instant = pending_with_appends(engine, tmp_path / "t")
+    (v,) = validate(t.table)
+    assert v.instant == instant and v.state == "requested" and v.ok
+    assert v.rows() == [
+        {
+            "instant": instant,
+            "operation": "validate (requested)",
+            "source": f".hoodie/{instant}.compaction.requested",
+            "target": None,
+            "done": True,
+            "error": None,
+        }
+    ]
+    crash_run(t, instant, "after-link")  # a running compaction's first link is in place: still valid
+    assert [x.ok for x in validate(t.table, instant)] == [True]
+    assert repair(t.table, instant).actions == []
+
+
+def test_a_log_file_appended_to_the_compacted_slice_is_repaired_by_unscheduling(engine: Engine, tmp_path: Path) -> None:
+    t, instant = pending_with_appends(engine, tmp_path / "t")
+    base_instant = t.table.compaction_plan(instant).operations[0].base_instant_time
+    # a writer that planned its target before the plan existed lands in the old slice afterwards
+    write_into_slice(t, base_instant, 9, rows(("z", 3, 1.0)), instant=str(int(instant) - 1))
+    before = t.read()
+    assert "z" in before
+    (v,) = validate(t.table, instant)
+    assert [(f.check, f.fix) for f in v.findings] == [("unplanned_log", "unschedule")]
+    assert v.findings[0].path.endswith(LogFileName(t.file_id or "", base_instant, 9).name)
+    with pytest.raises(HudiMetaError, match="gained log files"):
+        run_compaction(t.table, instant)
+
+    dry = repair(t.table, instant, dry_run=True)
+    assert dry.actions and not any(a.done for a in dry.actions)
+    report = repair(t.table, instant)
+    assert [a.operation for a in report.actions] == [a.operation for a in dry.actions]
+    assert [Path(a.target or "").name for a in report.actions if a.operation == "move_log_file"] == [
+        LogFileName(t.file_id or "", base_instant, v).name
+        for v in (10, 11)  # after the late file (9)
+    ]
+    assert t.table.timeline.instant(instant) is None
+    assert t.read() == before
+    assert validate(t.table) == []
+    again = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10)))
+    assert again.instant is not None, again.reason
+    run_compaction(t.table, again.instant)
+    assert t.read() == before
+
+
+def test_a_wrong_link_of_a_running_compaction_is_deleted_and_made_again_by_the_run(
+    engine: Engine, tmp_path: Path
+) -> None:
+    t, instant = pending_with_appends(engine, tmp_path / "t")
+    before = t.read()
+    crash_run(t, instant, "after-link")
+    op = t.table.compaction_plan(instant).operations[0]
+    link = Path(t.path, t.partition, op.symlink_operations[0].symlink)
+    assert link.is_symlink()
+    link.unlink()
+    link.symlink_to(op.symlink_operations[1].target)  # points at the wrong file
+    (v,) = validate(t.table, instant)
+    assert [(f.check, f.fix) for f in v.findings] == [("link", "delete_link")]
+    assert "not at its target" in v.findings[0].problem
+    report = repair(t.table, instant)
+    assert [(a.operation, a.done) for a in report.actions] == [("delete_link", True)]
+    assert validate(t.table, instant)[0].ok
+    run_compaction(t.table, instant)
+    assert os.readlink(link) == op.symlink_operations[0].target
+    assert t.read() == before
+
+
+@pytest.mark.parametrize("mode", ["symlink", "copy"])
+def test_a_lost_or_changed_link_of_a_completed_compaction_is_made_again(
+    engine: Engine, tmp_path: Path, mode: str
+) -> None:
+    t = CoreTable(tmp_path / "t")
+    t.write(rows(("a", 1, 1.0), ("b", 2, 1.0)))
+    t.write(rows(("a", 5, 2.0)))
+    t.write(rows(("b", 50, 2.0)))  # linked
+    t.write(rows(("c", 60, 1.0)))  # linked
+    done = t.compact(engine, at(10), mode=mode)
+    before = t.read()
+    op = t.table.compaction_plan(done).operations[0]
+    first, second = (Path(t.path, t.partition, s.symlink) for s in op.symlink_operations)
+    first.unlink()  # lost
+    if mode == "copy":
+        second.write_bytes(second.read_bytes()[:-3])  # changed
+    assert t.read() != before
+    (v,) = validate(t.table, done)
+    assert v.state == "completed"
+    assert [(Path(f.path).name, f.fix) for f in v.findings] == [(first.name, "relink"), (second.name, "relink")][
+        : 2 if mode == "copy" else 1
+    ]
+    report = repair(t.table, done)
+    assert {a.operation for a in report.actions} == {"relink"} and all(a.done for a in report.actions)
+    assert validate(t.table, done)[0].ok
+    assert t.read() == before
+    assert hudi_rs_read(t.path, "snapshot") == before
+    assert first.is_symlink() == (mode == "symlink")
+
+
+def test_lost_files_are_reported_not_repaired(engine: Engine, tmp_path: Path) -> None:
+    t, instant = pending_with_appends(engine, tmp_path / "t")
+    op = t.table.compaction_plan(instant).operations[0]
+    Path(t.path, t.partition, op.delta_file_paths[0]).unlink()
+    (v,) = validate(t.table, instant)
+    assert [(f.check, f.fix) for f in v.findings] == [("input_file", None)]
+    files = data_files(t.path)
+    report = repair(t.table, instant)
+    assert report.actions == [] and [f.check for f in report.unrepaired] == ["input_file"]
+    assert data_files(t.path) == files
+
+
+def test_log_files_misplaced_after_an_unschedule_move_into_the_slice_before(engine: Engine, tmp_path: Path) -> None:
+    t, instant = pending_with_appends(engine, tmp_path / "t")
+    base_instant = t.table.compaction_plan(instant).operations[0].base_instant_time
+    unschedule_compaction(t.table, instant)
+    # a writer that took its target while the plan existed writes into the plan's slice after it is gone
+    write_into_slice(t, instant, 6, rows(("y", 90, 1.0), ("a", 91, 5.0)))
+    assert sorted(t.read()) == ["a", "y"]  # readers stop at that slice: everything before it is skipped
+    validations = validate(t.table)
+    assert [(v.instant, v.state) for v in validations] == [(instant, "none")]
+    assert [(f.check, Path(f.target or "").name) for f in validations[0].findings] == [
+        ("misplaced_log", LogFileName(t.file_id or "", base_instant, 6).name)  # after B's five log files
+    ]
+    report = repair(t.table, instant)
+    assert [a.operation for a in report.actions] == ["move_log_file"]
+    assert validate(t.table) == []
+    after = t.read()
+    assert after["y"] == (90, 1.0) and after["a"] == (91, 5.0) and {"b", "d", "e"} <= set(after)
+    assert hudi_rs_read(t.path, "snapshot") == after
+
+
+def test_a_pending_older_write_is_reported(engine: Engine, tmp_path: Path) -> None:
+    t, instant = pending_with_appends(engine, tmp_path / "t")
+    late = WriteClient(t.table, instant=str(int(instant) - 1))
+    late.begin()  # started before the plan, still running
+    (v,) = validate(t.table, instant)
+    assert [(f.check, f.fix) for f in v.findings] == [("pending_write", None)]
+    assert late.instant in v.findings[0].problem
+
+
+def test_unknown_instants_are_refused(engine: Engine, tmp_path: Path) -> None:
+    t, _ = pending_with_appends(engine, tmp_path / "t")
+    with pytest.raises(HudiMetaError, match="no instant 20990101000000000"):
+        validate(t.table, "20990101000000000")
+    first = t.table.timeline.instants[0].requested_time
+    with pytest.raises(HudiMetaError, match="is a deltacommit, not a compaction"):
+        repair(t.table, first)
+
+
+@pytest.mark.parametrize("case", ["misplaced", "relink", "unschedule"])
+def test_a_repair_stopped_after_any_step_is_finished_by_running_it_again(
+    engine: Engine, tmp_path: Path, case: str
+) -> None:
+    source, instant = pending_with_appends(engine, tmp_path / "source")
+    base_instant = source.table.compaction_plan(instant).operations[0].base_instant_time
+    if case == "misplaced":
+        unschedule_compaction(source.table, instant)
+        write_into_slice(source, instant, 6, rows(("y", 90, 1.0)))
+        write_into_slice(source, instant, 7, rows(("y", 92, 2.0)))
+    elif case == "relink":
+        crash_run(source, instant, "after-link")
+        run_compaction(source.table, instant)
+        for s in source.table.compaction_plan(instant).operations[0].symlink_operations:
+            Path(source.path, source.partition, s.symlink).unlink()
+    else:
+        write_into_slice(source, base_instant, 9, rows(("z", 3, 1.0)), instant=str(int(instant) - 1))
+        crash_run(source, instant, "after-base-file")  # a run stopped before it found the late file
+    reference = open_core(copy_table(source.path, tmp_path / "reference"))
+    steps = count_steps(lambda: repair(reference.table, instant))
+    expected = reference.read()
+    assert steps >= 2 and validate(reference.table) == []
+    for n in range(1, steps):
+        t = open_core(copy_table(source.path, tmp_path / f"stopped-{n}"))
+        stopped_after(n, lambda t=t: repair(t.table, instant))  # type: ignore[misc]
+        repair(t.table, instant)
+        assert data_files(t.path) == data_files(reference.path), n
+        assert timeline_files(t.path) == timeline_files(reference.path), n
+        assert leftovers(t.path) == [], n
+        assert t.read() == expected, n
+
+
+def test_a_writer_file_at_a_lost_link_name_is_reported_never_replaced(engine: Engine, tmp_path: Path) -> None:
+    t = CoreTable(tmp_path / "t")
+    t.write(rows(("a", 1, 1.0)))
+    t.write(rows(("a", 5, 2.0)))
+    t.write(rows(("b", 50, 2.0)))  # linked (version 2)
+    t.write(rows(("c", 60, 1.0)))  # linked (version 3)
+    done = t.compact(engine, at(10))
+    last = Path(t.path, t.partition, t.table.compaction_plan(done).operations[0].symlink_operations[-1].symlink)
+    last.unlink()  # lost
+    writer = t.write(rows(("d", 70, 1.0)))  # a writer takes the free name
+    assert Path(writer.stats[0].path).name == last.name and not last.is_symlink()
+    (v,) = validate(t.table, done)
+    assert [(f.check, f.fix) for f in v.findings] == [("link", None)]
+    assert f"holds blocks of {writer.instant}" in v.findings[0].problem
+    content = last.read_bytes()
+    report = repair(t.table, done)
+    assert report.actions == [] and [f.check for f in report.unrepaired] == ["link"]
+    assert last.read_bytes() == content and "d" in t.read()

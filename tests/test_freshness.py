@@ -1,0 +1,57 @@
+"""Freshness (design.md sections 5 and 8) against a small model of slices: the rule under test is the promise
+itself, "every committed record with an event time below the watermark is in the read-optimized view"."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hudi_meta.freshness import CompletedCompaction, PendingBlock, freshness, last_event_time_compaction
+
+times = st.integers(0, 1000)
+blocks = st.lists(st.lists(times, min_size=1, max_size=4), max_size=5)  # a slice's blocks, each its event times
+
+
+@given(st.lists(blocks, min_size=1, max_size=4), times, st.lists(st.lists(times, min_size=1, max_size=3), max_size=3))
+def test_every_record_below_the_watermark_is_in_ro(
+    slices: list[list[list[int]]], t: int, late: list[list[int]]
+) -> None:
+    # an event-time compaction at T merges, per slice, the blocks up to the last one whose min is <= T
+    ro: list[int] = []
+    pending: list[PendingBlock] = []
+    for s, slice_blocks in enumerate(slices):
+        k = max((i + 1 for i, b in enumerate(slice_blocks) if min(b) <= t), default=0)
+        for b in slice_blocks[:k]:
+            ro.extend(b)
+        for i, b in enumerate(slice_blocks[k:]):
+            pending.append(PendingBlock(f"s{s}/f{i}", f"s{s}", "20250101000000000", min(b), len(b), 100))
+    # late data: committed after the compaction into the same slices
+    for i, b in enumerate(late):
+        pending.append(PendingBlock(f"late/{i}", "s0", "20250102000000000", min(b), len(b), 10))
+    f = freshness([CompletedCompaction("20250101120000000", t, False)], pending, now_ms=2000)
+    assert f.watermark_ms is not None and f.threshold_ms == t
+    committed = ro + [x for b in slices for blk in b for x in blk] + [x for b in late for x in b]
+    assert all(x in ro for x in committed if x < f.watermark_ms)
+    assert f.late_blocks == sum(1 for b in late if min(b) < t)
+    assert f.late_records == sum(len(b) for b in late if min(b) < t)
+    assert f.lag_ms == 2000 - f.watermark_ms
+
+
+def test_an_unknown_event_time_leaves_no_watermark() -> None:
+    pending = [PendingBlock("p/a", "p", "20250102000000000", None, 3, 10)]
+    f = freshness([CompletedCompaction("20250101000000000", 500, True)], pending, now_ms=1000)
+    assert f.threshold_ms == 500 and f.watermark_ms is None and f.unknown_event_time_blocks == 1
+
+
+def test_freshness_comes_from_the_latest_completed_event_time_compaction() -> None:
+    done = [
+        CompletedCompaction("20250101000000000", 100, False),
+        CompletedCompaction("20250103000000000", None, False),  # not event-time: publishes nothing
+        CompletedCompaction("20250102000000000", 200, True),
+    ]
+    last = last_event_time_compaction(done)
+    assert last is not None and last.instant == "20250102000000000"
+    # rolled back: its commit is gone from the completed ones, and the previous threshold is current again
+    f = freshness([c for c in done if c.instant != "20250102000000000"], [], now_ms=1000)
+    assert (f.threshold_ms, f.watermark_ms, f.exact) == (100, 100, False)
+    assert freshness([], [], now_ms=0).watermark_ms is None
