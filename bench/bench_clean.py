@@ -46,14 +46,14 @@ from sqlalchemy import Connection, Engine, Table
 from timing import Timings, measure
 from workspace import bench_parser, parse_backends, store, work_dir
 
+from hudi_meta.clean import cleaner_plan, execute_clean, groups_from_index
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.index.models import (
-    FileGroupRecord,
-    FileSliceRecord,
-    LogBlockRecord,
-    LogFileRecord,
-    TableRecord,
-    table_of,
+    file_group_table,
+    file_slice_table,
+    hudi_table,
+    log_block_table,
+    log_file_table,
 )
 from hudi_meta.planning.clean import (
     DELETE_LINK,
@@ -67,7 +67,6 @@ from hudi_meta.planning.clean import (
     TimelineEntry,
     plan_clean,
 )
-from hudi_meta.table.clean import cleaner_plan, execute_clean, groups_from_index
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter
@@ -196,14 +195,14 @@ def store_rows(groups: list[CleanGroup]) -> dict[str, list[dict[str, Any]]]:
 
 def fill(engine: Engine, rows: dict[str, list[dict[str, Any]]]) -> None:
     tables: dict[str, Table] = {
-        "file_group": table_of(FileGroupRecord),
-        "file_slice": table_of(FileSliceRecord),
-        "log_file": table_of(LogFileRecord),
-        "log_block": table_of(LogBlockRecord),
+        "file_group": file_group_table,
+        "file_slice": file_slice_table,
+        "log_file": log_file_table,
+        "log_block": log_block_table,
     }
     with engine.begin() as conn:
         conn.execute(
-            table_of(TableRecord).insert(),
+            hudi_table.insert(),
             {
                 "id": 1,
                 "base_path": "/bench/clean",

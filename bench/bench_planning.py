@@ -41,12 +41,11 @@ from workspace import bench_parser, parse_backends, store, work_dir
 from hudi_meta.compaction.candidates import candidate_slices
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.index.models import (
-    FileGroupRecord,
-    FileSliceRecord,
-    LogBlockRecord,
-    LogFileRecord,
-    TableRecord,
-    table_of,
+    file_group_table,
+    file_slice_table,
+    hudi_table,
+    log_block_table,
+    log_file_table,
 )
 from hudi_meta.planning.model import SliceInfo
 from hudi_meta.planning.plan import build_plan
@@ -138,14 +137,14 @@ def generate(groups: int, logs: int, seed: int = 0) -> tuple[dict[str, list[dict
 
 def fill(engine: Engine, rows: dict[str, list[dict[str, Any]]]) -> None:
     tables: dict[str, Table] = {
-        "file_group": table_of(FileGroupRecord),
-        "file_slice": table_of(FileSliceRecord),
-        "log_file": table_of(LogFileRecord),
-        "log_block": table_of(LogBlockRecord),
+        "file_group": file_group_table,
+        "file_slice": file_slice_table,
+        "log_file": log_file_table,
+        "log_block": log_block_table,
     }
     with engine.begin() as conn:
         conn.execute(
-            table_of(TableRecord).insert(),
+            hudi_table.insert(),
             {
                 "id": 1,
                 "base_path": "/bench/events",

@@ -19,8 +19,9 @@ from sqlalchemy import Engine
 
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
-from hudi_meta.index.indexer import Indexer, event_time_field_of, table_id_of
+from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.registry import event_time_field_of, table_id_of
 from hudi_meta.table.check import INDEX_DRIFT, KINDS, Finding, check_files
 from hudi_meta.table.table import HudiTable
 

@@ -13,10 +13,10 @@ from typing import Any
 from alembic import context
 from sqlalchemy import Connection, create_engine, make_url, pool
 
-from hudi_meta.index.models import Base
+from hudi_meta.index.models import metadata
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = metadata
 
 
 def _options(dialect_name: str) -> dict[str, Any]:

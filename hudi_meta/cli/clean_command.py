@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hudi_meta.clean import check_cleanable, format_reports, run_clean
 from hudi_meta.cli.common import Choice, Subparsers, add_command, open_store
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.planning.clean import POLICIES, CleanPolicy
-from hudi_meta.table.clean import check_cleanable, format_reports, run_clean
 from hudi_meta.table.table import HudiTable
 
 # Hudi spells policies as enum names (`hoodie.clean.policy=KEEP_LATEST_COMMITS`); Choice folds them to ours

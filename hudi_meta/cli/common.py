@@ -16,6 +16,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import make_engine, resolve_db_url
+from hudi_meta.index.migrate import current_revision
 
 EXIT_USAGE = 2
 SPARK_EXTRA = "pip install 'hudi-meta[spark]'"
@@ -89,8 +90,6 @@ def store_label(url: str) -> str:
 
 def open_store(db: str | None, must_exist: bool = True) -> Engine:
     """The metadata store's engine; a store that cannot be opened or has no schema is a user error naming it."""
-    from hudi_meta.index.migrate import current_revision
-
     url = resolve_db_url(db)
     label = store_label(url)
     try:

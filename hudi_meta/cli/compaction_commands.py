@@ -7,12 +7,12 @@ import argparse
 from hudi_meta.cli import compaction_admin_commands
 from hudi_meta.cli.common import Choice, Subparsers, add_command, open_store, require_spark
 from hudi_meta.cli.output import write_json
-from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.run import oldest_pending, run_compaction
 from hudi_meta.compaction.schedule import MODES, ScheduleRequest, schedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.planning import strategies, triggers
+from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.times import format_time_ms, parse_duration_ms, parse_time_ms
 

@@ -26,7 +26,6 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.links import MODE_KEY, THRESHOLD_KEY
@@ -47,6 +46,7 @@ from hudi_meta.table.compaction_undo import (
     step_done,
 )
 from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant, State
+from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import Timeline
 

@@ -13,13 +13,12 @@ from hudi_meta.format.file_names import LogFileName
 from hudi_meta.index.event_time_source import UNAVAILABLE
 from hudi_meta.index.event_times import DATA_TYPES
 from hudi_meta.index.models import (
-    CompactionOperationRecord,
-    CompactionPlanRecord,
-    FileGroupRecord,
-    FileSliceRecord,
-    LogBlockRecord,
-    LogFileRecord,
-    table_of,
+    compaction_operation_table,
+    compaction_plan_table,
+    file_group_table,
+    file_slice_table,
+    log_block_table,
+    log_file_table,
 )
 from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus
 from hudi_meta.planning.model import LogFileInfo, SliceInfo
@@ -31,8 +30,8 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
     A log file holding blocks of an instant that is not committed before `before_instant` ends the slice's
     compactable prefix: it and every later log file stay out of the merge (they may still be linked).
     """
-    g, s, f, b = (table_of(m) for m in (FileGroupRecord, FileSliceRecord, LogFileRecord, LogBlockRecord))
-    p, o = table_of(CompactionPlanRecord), table_of(CompactionOperationRecord)
+    g, s, f, b = file_group_table, file_slice_table, log_file_table, log_block_table
+    p, o = compaction_plan_table, compaction_operation_table
     with engine.connect() as conn:
         busy = {
             (r.partition_path, r.file_id)

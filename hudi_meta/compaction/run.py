@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import posixpath
-import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_meta.compaction.layout import plan_layout
-from hudi_meta.compaction.preconditions import check_compactable
+from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.avro_arrow import arrow_to_avro_records
 from hudi_meta.format.block_content import DeleteRecord
@@ -51,6 +49,7 @@ from hudi_meta.table.config import TableConfig
 from hudi_meta.table.file_group_reader import MergeMode, MergeSpec, ReadStats, is_natural_order, read_slice_records
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant
+from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.writer import WriteContext
@@ -58,21 +57,9 @@ from hudi_meta.table.writer import WriteContext
 FILE_NAME_COLUMN = "_hoodie_file_name"
 CRASH_AT_ENV = "HUDI_META_CRASH_AT"  # failure injection for crash tests: kill -9 this process at a named step
 CRASH_POINTS = ("after-base-file", "after-link", "before-commit")
-_crash_hook: Callable[[str], None] | None = None
-
-
-def set_crash_hook(hook: Callable[[str], None] | None) -> None:
-    """Failure injection inside one process (tests): `hook(step)` runs at every crash point and may raise to
-    stop the compaction there, leaving the table as a kill -9 at that point would."""
-    global _crash_hook
-    _crash_hook = hook
-
-
-def _crash_point(step: str) -> None:
-    if os.environ.get(CRASH_AT_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
-    if _crash_hook is not None:
-        _crash_hook(step)
+_crash = CrashPoints(CRASH_AT_ENV, CRASH_POINTS)
+set_crash_hook = _crash.set_hook
+_crash_point = _crash.reach
 
 
 log = logging.getLogger(__name__)

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, text, update
 
 from hudi_meta.compaction.candidates import candidate_slices
-from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.models import TableRecord, table_of
+from hudi_meta.index.models import hudi_table
 from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.states import PlanState
 from hudi_meta.index.timeline import record_plan
@@ -31,6 +30,7 @@ from hudi_meta.planning.strategies import (
     plan_operations,
 )
 from hudi_meta.table.instant import WRITE_ACTIONS, Action
+from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 from hudi_meta.times import format_time_ms
@@ -102,7 +102,7 @@ def schedule_lock(engine: Engine, table_id: int, base_path: str) -> Iterator[Con
             key = zlib.crc32(f"schedule:{base_path}".encode()) & 0x7FFFFFFF
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
         else:
-            t = table_of(TableRecord)
+            t = hudi_table
             conn.execute(update(t).where(t.c.id == table_id).values(options=t.c.options))
         yield conn
 

@@ -29,7 +29,7 @@ from hudi_meta.index.timeline import sync_timeline
 from hudi_meta.table.table import HudiTable
 
 # `table_id_of` and `event_time_field_of` (hudi_meta.index.registry) are re-exported for callers not moved yet
-__all__ = ["Indexer", "event_time_field_of", "table_id_of"]
+__all__ = ["Indexer"]
 
 
 class Indexer:

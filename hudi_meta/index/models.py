@@ -221,32 +221,3 @@ freshness_table = Table(
     Column("published_at", DateTime(timezone=True), nullable=False, default=_now),
     UniqueConstraint("table_id", "compaction_instant"),
 )
-
-
-# ---- the names of the former ORM models, for modules outside the index that still use them --------------------
-# (compaction/candidates.py, compaction/schedule.py, table/clean.py, bench/, migrations/env.py); new code uses the
-# tables above. Remove once those modules import the tables.
-
-
-class Base:
-    """`Base.metadata` is the schema's MetaData (migrations/env.py's `target_metadata`)."""
-
-    metadata = metadata
-
-
-TableRecord = hudi_table
-InstantRecord = instant_table
-FileGroupRecord = file_group_table
-FileSliceRecord = file_slice_table
-LogFileRecord = log_file_table
-LogBlockRecord = log_block_table
-CompactionPlanRecord = compaction_plan_table
-CompactionOperationRecord = compaction_operation_table
-LinkRecord = link_table
-TableServiceRecord = table_service_table
-FreshnessRecord = freshness_table
-
-
-def table_of(table: Table) -> Table:
-    """The table itself (formerly: the Core table of an ORM model)."""
-    return table

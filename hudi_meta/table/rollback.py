@@ -27,7 +27,6 @@ import posixpath
 import time
 from dataclasses import dataclass, field
 
-from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.errors import CorruptFileError, HudiMetaError
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.log_writer import append_blocks, rollback_block
@@ -51,6 +50,7 @@ from hudi_meta.table.compaction_undo import (
 from hudi_meta.table.heartbeat import HeartbeatConfig, delete_heartbeat, is_expired
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.markers import APPEND, CREATE, Marker, delete_markers, list_markers
+from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 

@@ -1,7 +1,7 @@
 """Initial schema of the metadata store: every table, index and constraint of `hudi_meta.index.models`.
 
-Constraint and index names are spelled out as `Base.metadata`'s naming convention produces them, wrapped in
-`op.f()` so they are used verbatim.
+Constraint and index names are spelled out as the naming convention of the schema's MetaData
+(`hudi_meta.index.models.metadata`) produces them, wrapped in `op.f()` so they are used verbatim.
 
 Revision ID: 0001
 Revises:

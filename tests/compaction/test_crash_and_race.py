@@ -3,7 +3,6 @@ ends in the same table as an uninterrupted run; two schedulers racing produce ex
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -20,19 +19,10 @@ from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import create_table
+from tests.cli.helpers import cli
 from tests.compaction.helpers import files_of, write_events
 from tests.conftest import table_zips
 from tests.spark.model import rows_of
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hudi_meta.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture(scope="module")

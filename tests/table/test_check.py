@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.check import check_table
+from hudi_meta.clean import run_clean
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.format.file_names import BaseFileName, LogFileName
@@ -39,7 +40,6 @@ from hudi_meta.table.check import (
     format_age,
     orphan_by_blocks,
 )
-from hudi_meta.table.clean import run_clean
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
 from tests.compaction.core import CoreTable, at, rows

@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,12 +15,13 @@ import pyarrow as pa
 import pytest
 from sqlalchemy import select
 
+from hudi_meta.clean import CRASH_AT_ENV, CRASH_POINTS, groups_from_files, groups_from_index, run_clean
 from hudi_meta.format.avro_container import read_container
 from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata
 from hudi_meta.index.db import make_engine
-from hudi_meta.index.indexer import table_id_of
 from hudi_meta.index.migrate import upgrade
-from hudi_meta.index.models import LogFileRecord, table_of
+from hudi_meta.index.models import log_file_table
+from hudi_meta.index.registry import table_id_of
 from hudi_meta.planning.clean import (
     DELETE_LINK,
     KEEP_LATEST_BY_HOURS,
@@ -30,10 +29,10 @@ from hudi_meta.planning.clean import (
     KEEP_LATEST_FILE_VERSIONS,
     CleanPolicy,
 )
-from hudi_meta.table.clean import CRASH_AT_ENV, CRASH_POINTS, groups_from_files, groups_from_index, run_clean
 from hudi_meta.table.cleaned import CleanedDataError
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable, Query
+from tests.cli.helpers import cli
 from tests.compaction.core import CoreTable, at, by_id, hudi_rs_read
 from tests.compaction.helpers import files_of
 
@@ -187,7 +186,7 @@ def test_each_policy_keeps_the_table_readable(compacted: Compacted, tmp_path: Pa
     table_id = table_id_of(engine, str(path))
     assert table_id is not None
     assert _names(groups_from_index(engine, table_id)) == _names(groups_from_files(HudiTable.open(str(path))))
-    lf = table_of(LogFileRecord)
+    lf = log_file_table
     with engine.connect() as conn:
         indexed = {
             f"{r.partition_path}/{r.name}"
@@ -243,16 +242,6 @@ def test_copy_mode_links_are_ordinary_files(tmp_path: Path) -> None:
     for q in READS:
         assert t.read(q) == expected[q] == hudi_rs_read(t.path, q)
     engine.dispose()
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hudi_meta.cli.main", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.mark.slow

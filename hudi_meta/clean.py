@@ -21,18 +21,17 @@ index, refreshed right before planning.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import posixpath
-import signal
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, select
 
 from hudi_meta.compaction.schedule import schedule_lock
+from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import CorruptFileError, UnsupportedTableError
 from hudi_meta.format.avro_container import read_container
 from hudi_meta.format.log_reader import read_blocks
@@ -46,8 +45,8 @@ from hudi_meta.format.table_service_metadata import (
     file_name,
 )
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.models import FileGroupRecord, FileSliceRecord, LinkRecord, LogBlockRecord, LogFileRecord
-from hudi_meta.index.models import table_of as _table_of
+from hudi_meta.index.models import file_group_table, file_slice_table, link_table, log_block_table, log_file_table
+from hudi_meta.index.states import LinkState
 from hudi_meta.planning.clean import (
     DELETE_FILE,
     DELETE_LINK,
@@ -67,22 +66,11 @@ from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 
 CLEAN_PLAN_VERSION = 2  # CleanPlanner.LATEST_CLEAN_PLAN_VERSION
 CLEAN_METADATA_VERSION = 2  # CleanerUtils.LATEST_CLEAN_METADATA_VERSION
-CRASH_AT_ENV = "HUDI_META_CLEAN_CRASH_AT"  # failure injection for crash tests: kill -9 at a named step
+CRASH_AT_ENV = "HUDI_META_CLEAN_CRASH_AT"  # failure injection for crash tests: kill -9 this process at a named step
 CRASH_POINTS = ("after-requested", "after-inflight", "after-link", "after-delete", "before-commit")
-_crash_hook: Callable[[str], None] | None = None
-
-
-def set_crash_hook(hook: Callable[[str], None] | None) -> None:
-    """Failure injection inside one process (tests): `hook(step)` runs at every crash point and may raise."""
-    global _crash_hook
-    _crash_hook = hook
-
-
-def _crash_point(step: str) -> None:
-    if os.environ.get(CRASH_AT_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
-    if _crash_hook is not None:
-        _crash_hook(step)
+_crash = CrashPoints(CRASH_AT_ENV, CRASH_POINTS)
+set_crash_hook = _crash.set_hook
+_crash_point = _crash.reach
 
 
 def check_cleanable(table: HudiTable) -> None:
@@ -157,8 +145,8 @@ def _savepointed_files(data: bytes, instant: str) -> set[str]:
 def groups_from_index(engine: Engine, table_id: int) -> list[CleanGroup]:
     """Every file group of the table with its slices and files, as the index holds them: base files, log files
     (a symlink with its target), copies made by compaction, and the instants each log file's blocks belong to."""
-    g, s, f = _table_of(FileGroupRecord), _table_of(FileSliceRecord), _table_of(LogFileRecord)
-    b, k = _table_of(LogBlockRecord), _table_of(LinkRecord)
+    g, s, f = file_group_table, file_slice_table, log_file_table
+    b, k = log_block_table, link_table
     with engine.connect() as conn:
         # rows are unpacked as tuples: attribute access on a million rows costs seconds
         block_instants: dict[int, list[str]] = defaultdict(list)
@@ -170,7 +158,7 @@ def groups_from_index(engine: Engine, table_id: int) -> list[CleanGroup]:
             (part, link): posixpath.join(part, target)
             for part, link, target in conn.execute(
                 select(k.c.partition_path, k.c.link_name, k.c.target_name).where(
-                    k.c.table_id == table_id, k.c.state == "created"
+                    k.c.table_id == table_id, k.c.state == LinkState.CREATED
                 )
             )
         }
