@@ -78,10 +78,12 @@ class ScheduleRequest:
 
 def check_threshold(threshold_ms: int, now_ms: int) -> None:
     """A threshold before 1970 or after now is refused: no record can be known complete past now."""
+    shown = (
+        format_time_ms(threshold_ms) if -62_135_596_800_000 <= threshold_ms < 253_402_300_800_000 else str(threshold_ms)
+    )
     if threshold_ms < 0:
-        raise HudiMetaError(f"threshold {threshold_ms} is before 1970")
+        raise HudiMetaError(f"threshold {shown} is before 1970")
     if threshold_ms > now_ms:
-        shown = format_time_ms(threshold_ms) if threshold_ms < 253_402_300_800_000 else str(threshold_ms)
         raise HudiMetaError(f"threshold {shown} is after now ({format_time_ms(now_ms)}): it would overstate freshness")
 
 

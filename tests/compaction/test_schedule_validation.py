@@ -38,7 +38,7 @@ def table(tmp_path: Path) -> CoreTable:
     ("request_", "message"),
     [
         (ScheduleRequest(threshold_ms=NOW + 1), "is after now"),
-        (ScheduleRequest(threshold_ms=-1), "before 1970"),
+        (ScheduleRequest(threshold_ms=-1), "1969-12-31T23:59:59.999Z is before 1970"),
         (ScheduleRequest(threshold_ms=10**20), "is after now"),
         (ScheduleRequest(threshold_ms=at(10), data_latency_ms=1000), "not both"),
         (ScheduleRequest(data_latency_ms=NOW + 1), "out of range"),
