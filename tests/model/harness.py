@@ -19,20 +19,24 @@ from typing import Any
 import pyarrow as pa
 from sqlalchemy import Engine
 
+from hudi_meta.clean import run_clean
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord
+from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
+from hudi_meta.planning.clean import KEEP_LATEST_COMMITS, CleanPolicy
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
 from hudi_meta.table.check import UNCOMMITTED_LINK, check_files
-from hudi_meta.table.rollback import rollback_failed_write, rollback_failed_writes
+from hudi_meta.table.cleaned import CleanedDataError
+from hudi_meta.table.rollback import rollback_compaction, rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.writer import WriteClient, create_table
 from tests.model.model import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, TableModel, Version, at, rows
@@ -125,6 +129,10 @@ class ModelTable:
     failed: list[str] = field(default_factory=list)  # abandoned writes, not yet rolled back
     pending: PendingPlan | None = None
     last_event_time_compaction: tuple[str, int, bool] | None = None  # (instant, T, exact)
+    event_time_compactions: list[tuple[str, int, bool]] = field(default_factory=list)  # completed, oldest first
+    retain_from: str | None = None  # KEEP_LATEST_COMMITS cleans: reads as of this instant or later must work
+    reads_may_be_cleaned_before: str | None = None  # a read as of an earlier instant may be refused as cleaned
+    cleans: list[str] = field(default_factory=list)  # completed clean instants
     link_bytes: dict[str, bytes] = field(default_factory=dict)  # link or target path -> bytes when linked
     links: dict[str, str] = field(default_factory=dict)  # link path -> target path
     log: list[str] = field(default_factory=list)  # what happened, for failure messages
@@ -320,13 +328,7 @@ class ModelTable:
             self.log.append(f"unschedule {instant}: refused: {refused}")
             return
         self.log.append(f"unschedule {instant}: {len(report.actions)} file actions")
-        for action in report.actions:
-            if action.target is not None:  # a move: the log entry is now known by its new name
-                old, new = posixpath.basename(action.path), posixpath.basename(action.target)
-                for fg in self.model.groups.values():
-                    for e in fg.logs:
-                        if e.known_as(old):
-                            e.aliases.add(new)
+        self._moved(report.actions)
         for link in [link for link in self.links if f"_{instant}.log." in posixpath.basename(link)]:
             del self.links[link]
             self.link_bytes.pop(link, None)
@@ -356,6 +358,108 @@ class ModelTable:
         self.model.completed.append(p.instant)
         if recorded is not None:
             self.last_event_time_compaction = (p.instant, recorded, p.exact)
+            self.event_time_compactions.append(self.last_event_time_compaction)
+
+    # ---- clean and rollback of a completed compaction (issue 10) -------------------------------------------
+
+    def clean(self, policy: str, retained: int) -> None:
+        """`hudi-meta clean --execute`: nothing any read needs now goes (snapshot, RO, incremental and time travel
+        as of the retained instants read as before), no live link's target goes; reads as of earlier instants
+        either read right or are refused as cleaned (`CleanedDataError`), never silently wrong."""
+        if policy == KEEP_LATEST_COMMITS:
+            clean_policy = CleanPolicy(policy, commits_retained=retained)
+        else:
+            clean_policy = CleanPolicy(policy, file_versions_retained=retained)
+        try:
+            outcome = run_clean(self.engine, self.table, clean_policy, execute=True)
+        except HudiMetaError as refused:
+            self.log.append(f"clean {policy} {retained}: refused: {refused}")
+            return
+        deleted = sum(1 for r in outcome.reports if r.done and r.operation != "keep")
+        self.log.append(f"clean {policy} {retained}: {outcome.instant} {deleted} deleted {outcome.note}")
+        if outcome.instant is None:
+            return
+        self.cleans.append(outcome.instant)
+        assert outcome.plan is not None
+        self._forget_cleaned_links({r.path for r in outcome.reports if r.done})
+        newest = max(i.requested_time for i in self.table.timeline.completed())
+        if policy == KEEP_LATEST_COMMITS and outcome.plan.earliest_commit_to_retain is not None:
+            keep = outcome.plan.earliest_commit_to_retain.time
+            self.retain_from = max(self.retain_from or keep, keep)
+            bound = keep
+        else:
+            bound = newest
+        self.reads_may_be_cleaned_before = max(self.reads_may_be_cleaned_before or bound, bound)
+
+    def _forget_cleaned_links(self, deleted: set[str]) -> None:
+        """Links of slices a clean took go from the links to check (never one of a file group's latest slice);
+        a link whose recorded target (an older link) went is checked against its physical file from now on."""
+        latest = {fg.file_id: fg.cuts[-1].instant for fg in self.model.groups.values()}
+        for link in list(self.links):
+            rel = os.path.relpath(link, self.path)
+            if rel in deleted:
+                name = LogFileName.parse(posixpath.basename(link))
+                assert name.instant < latest[name.file_id], f"clean deleted {rel} of the latest slice"
+                del self.links[link]
+                self.link_bytes.pop(link, None)
+            elif os.path.relpath(self.links[link], self.path) in deleted:
+                physical = os.path.realpath(link)
+                assert os.path.exists(physical), f"clean deleted what live link {rel} reads"
+                self.links[link] = physical if os.path.islink(link) else link
+                self.link_bytes.setdefault(self.links[link], Path(self.links[link]).read_bytes())
+
+    def compaction_instants(self) -> list[str]:
+        """Completed compactions the model knows, oldest first."""
+        return sorted({c.instant for fg in self.model.groups.values() for c in fg.cuts[1:]})
+
+    def rollback_completed(self) -> None:
+        """`hudi-meta rollback --completed-compaction` of the newest compaction. Rule (design 7): it goes when
+        the table then reads as it would without it (the snapshot before and after is the same); it is refused,
+        with nothing changed, when writes after it merged against its base file to other records, and may be
+        refused when a clean since deleted files of the slices it compacted."""
+        instant = self.compaction_instants()[-1]
+        if self.table.timeline.instant(instant) is None:
+            self.log.append(f"rollback completed {instant}: archived, not tried")
+            return
+        touched = [fg for fg in self.model.groups.values() if fg.cuts[-1].instant == instant]
+        kept_cuts = {id(fg): fg.cuts.pop() for fg in touched}
+        without = rows(self.model.snapshot())
+        for fg in touched:
+            fg.cuts.append(kept_cuts[id(fg)])
+        same = without == rows(self.model.snapshot())
+        before = read_rows(self.table.read("snapshot"))
+        try:
+            report = rollback_compaction(self.table, instant, completed=True)
+        except HudiMetaError as refused:
+            self.log.append(f"rollback completed {instant}: refused: {refused}")
+            cleaned_since = any(c > instant for c in self.cleans)
+            assert not same or (cleaned_since and "cleaned" in str(refused)), (
+                f"rollback of completed compaction {instant} refused although the records stay the same: {refused}"
+            )
+            assert read_rows(self.table.read("snapshot")) == before, "a refused rollback changed the snapshot"
+            return
+        assert same, f"compaction {instant} was rolled back although that changes the records"
+        self.log.append(f"rollback completed {instant}: {report.instant}, {len(report.actions)} file actions")
+        self._moved(report.actions)
+        for fg in touched:
+            fg.cuts.pop()
+        self.model.completed.remove(instant)
+        for link in [link for link in self.links if f"_{instant}.log." in posixpath.basename(link)]:
+            del self.links[link]
+            self.link_bytes.pop(link, None)
+        self.event_time_compactions = [c for c in self.event_time_compactions if c[0] != instant]
+        self.last_event_time_compaction = self.event_time_compactions[-1] if self.event_time_compactions else None
+        assert read_rows(self.table.read("snapshot")) == before, "the rollback changed the snapshot"
+
+    def _moved(self, actions: Iterable[Any]) -> None:
+        """Log files moved back into an older slice are known by their new names too."""
+        for action in actions:
+            if action.target is not None:
+                old, new = posixpath.basename(action.path), posixpath.basename(action.target)
+                for fg in self.model.groups.values():
+                    for e in fg.logs:
+                        if e.known_as(old):
+                            e.aliases.add(new)
 
     # ---- archival and index -----------------------------------------------------------------------------
 
@@ -467,13 +571,15 @@ class ModelTable:
         active = [i.requested_time for i in table.timeline.completed()]
         if active:
             as_of = active[pick(len(active))]
-            got = read_rows(table.read(Query("time-travel", as_of=as_of)))
+            got_tt = self.read_as_of(Query("time-travel", as_of=as_of), as_of)
             want = rows(self.model.snapshot(as_of))
-            assert got == want, f"time travel as of {as_of} differs from the model: " + _rows_diff(got, want)
+            if got_tt is not None:
+                assert got_tt == want, f"time travel as of {as_of} differs from the model: " + _rows_diff(got_tt, want)
             begin, end = sorted((active[pick(len(active))], active[pick(len(active))]))
-            got = read_rows(table.read(Query("incremental", begin=begin, end=end)))
+            got_inc = self.read_as_of(Query("incremental", begin=begin, end=end), end)
             want = rows(self.model.incremental(begin, end))
-            assert got == want, f"incremental ({begin}, {end}] differs: " + _rows_diff(got, want)
+            if got_inc is not None:
+                assert got_inc == want, f"incremental ({begin}, {end}] differs: " + _rows_diff(got_inc, want)
         # hudi-rs does not count instants archived away as committed (Java does: `containsOrBeforeTimelineStarts`)
         if self.pending is None and not self.open_writers and not self.failed and not self.archived:
             # hudi-rs merges a delete that carries an ordering value by ordering alone (a later data record, or
@@ -488,6 +594,17 @@ class ModelTable:
             assert rs == want, "hudi-rs snapshot differs from the model: " + _rows_diff(rs, want)
             rs = hudi_rs_rows(self.path, "ro")
             assert rs == ro, "hudi-rs RO differs from ours: " + _rows_diff(rs, ro)
+
+    def read_as_of(self, query: Query, as_of: str) -> set[Row] | None:
+        """The rows of a read as of an instant; None when it was refused because a clean deleted what it needs,
+        which is allowed only before the instants the cleans retained."""
+        try:
+            return read_rows(self.table.read(query))
+        except CleanedDataError as refused:
+            bound = self.reads_may_be_cleaned_before
+            assert bound is not None and as_of < bound, f"{query} refused, but no clean took what it needs: {refused}"
+            assert self.retain_from is None or as_of < self.retain_from, f"{query} refused: {refused}"
+            return None
 
     def check_ro_bound(self, ro: set[Row]) -> None:
         """After an event-time compaction with threshold T, every key with a version at or before T among the
