@@ -38,6 +38,7 @@ from hudi_meta.cli import (
     compaction_admin_commands,
     compaction_commands,
     data_commands,
+    freshness_command,
     read_command,
     store_commands,
 )
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     compaction_admin_commands.add_commands(sub)
     clean_command.add_commands(sub)
     check_command.add_commands(sub)
+    freshness_command.add_commands(sub)
     data_commands.add_commands(sub)
     return parser
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hudi_meta.format.links import THRESHOLD_KEY
+from hudi_meta.format.links import EXACT_RESULT_KEY, THRESHOLD_KEY
 from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.table import HudiTable
 
@@ -32,4 +32,6 @@ def commit_summary(table: HudiTable, instant: Instant) -> dict[str, Any]:
     }
     if THRESHOLD_KEY in md.extra_metadata:
         summary["threshold"] = md.extra_metadata[THRESHOLD_KEY]
+    if EXACT_RESULT_KEY in md.extra_metadata:
+        summary["exact"] = md.extra_metadata[EXACT_RESULT_KEY] == "true"
     return summary

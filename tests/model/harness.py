@@ -28,8 +28,10 @@ from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM
 from hudi_meta.format.table_service_metadata import CompactionPlan
+from hudi_meta.freshness import freshness
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
+from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.planning.clean import KEEP_LATEST_COMMITS, CleanPolicy
@@ -500,6 +502,28 @@ class ModelTable:
         finally:
             fresh_engine.dispose()
             os.remove(os.path.join(self.root, "fresh.db"))
+        self.check_freshness(indexer.table_id)
+
+    def check_freshness(self, table_id: int) -> None:
+        """Freshness from the index (issue 11) keeps the promise against the model: every key whose current
+        version has an event time below the watermark has that version in RO; the threshold is the one the
+        newest event-time compaction on the active timeline published (none for an archived one)."""
+        f = freshness(completed_compactions(self.engine, table_id), pending_blocks(self.engine, table_id), 0)
+        last = self.last_event_time_compaction
+        if last is None or self.table.timeline.instant(last[0]) is None:
+            assert f.threshold_ms is None or self.archived, f"freshness from nowhere: {f}"
+        else:
+            assert (f.compaction_instant, f.threshold_ms) == (last[0], last[1]), (f, last)
+        if f.watermark_ms is None:
+            return
+        assert f.threshold_ms is not None and f.watermark_ms <= f.threshold_ms
+        ro = self.model.read_optimized()
+        for key, version in self.model.snapshot().items():
+            if version.event_time < f.watermark_ms:
+                assert ro.get(key) == version, (
+                    f"{key} {version.row} is below the watermark {f.watermark_ms} but RO has "
+                    f"{ro[key].row if key in ro else None}"
+                )
 
     # ---- checks -----------------------------------------------------------------------------------------
 

@@ -1,0 +1,56 @@
+"""`freshness TABLE`: what the read-optimized view guarantees now (design.md sections 5 and 8), from the index.
+
+The table is indexed first, so the answer is as of the files now. Times print as ISO-8601 UTC; `--json` gives
+one object with epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+
+from hudi_meta.cli.common import Subparsers, add_command, open_store
+from hudi_meta.cli.output import write_json
+from hudi_meta.freshness import Freshness, freshness
+from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.table.table import HudiTable
+from hudi_meta.times import format_time_ms
+
+TIME_FIELDS = ("threshold_ms", "watermark_ms", "min_pending_event_time_ms")
+
+
+def add_commands(sub: Subparsers) -> None:
+    cmd = add_command(
+        sub, "freshness", freshness_command, "what the read-optimized view holds: threshold, watermark, late data"
+    )
+    cmd.add_argument("table", help="table base path")
+    cmd.add_argument("--json", action="store_true", help="one JSON object (times in epoch milliseconds)")
+
+
+def table_freshness(engine_db: str | None, base_path: str, now_ms: int | None = None) -> Freshness:
+    """Index the table, then compute its freshness from the store."""
+    table = HudiTable.open(base_path)
+    engine = open_store(engine_db)
+    indexer = Indexer(engine, table)
+    indexer.run()
+    assert indexer.table_id is not None
+    now = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    result = freshness(completed_compactions(engine, indexer.table_id), pending_blocks(engine, indexer.table_id), now)
+    engine.dispose()
+    return result
+
+
+def freshness_command(args: argparse.Namespace) -> int:
+    f = table_freshness(args.db, args.table)
+    if args.json:
+        write_json([f.as_dict()])
+        return 0
+    for key, value in f.as_dict().items():
+        shown: object = "-" if value is None else value
+        if key in TIME_FIELDS and isinstance(value, int):
+            shown = format_time_ms(value)
+        elif key == "lag_ms" and isinstance(value, int):
+            shown = f"{value / 1000:.1f} s"
+        print(f"{key.removesuffix('_ms').replace('_', ' ')}: {shown}")
+    return 0

@@ -1,0 +1,88 @@
+"""The plain inputs of `hudi_meta.freshness` read from the index: completed compactions with the threshold and
+exact flag their commits published, and the committed data blocks not in a base file yet.
+
+Blocks not in a base file are those of each file group's latest committed slice and of any newer slice (a
+pending compaction's, which writers append to). A link counts once, under its physical file: its blocks are
+the target's. Archived compactions keep no commit summary: their threshold is unknown and they publish none
+(freshness never overstates).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+
+from sqlalchemy import Engine, select
+
+from hudi_meta.freshness import CompletedCompaction, PendingBlock
+from hudi_meta.index.models import file_group_table, file_slice_table, instant_table, log_block_table, log_file_table
+from hudi_meta.index.states import BlockStatus, InstantState
+
+DATA_BLOCK_TYPES = ("avro_data", "parquet_data", "hfile_data")
+
+
+def completed_compactions(engine: Engine, table_id: int) -> list[CompletedCompaction]:
+    """Every completed compaction on the index, oldest first, with its commit's threshold and exact flag."""
+    i = instant_table
+    query = (
+        select(i.c.requested_time, i.c.summary)
+        .where(i.c.table_id == table_id, i.c.is_compaction, i.c.state == InstantState.COMPLETED)
+        .order_by(i.c.requested_time)
+    )
+    out = []
+    with engine.connect() as conn:
+        for time, summary_json in conn.execute(query):
+            summary = json.loads(summary_json or "{}")
+            threshold = summary.get("threshold")
+            threshold_ms = int(threshold) if threshold is not None and str(threshold).lstrip("-").isdigit() else None
+            out.append(CompletedCompaction(time, threshold_ms, bool(summary.get("exact", False))))
+    return out
+
+
+def pending_blocks(engine: Engine, table_id: int) -> list[PendingBlock]:
+    """Committed data blocks of every live file group's latest committed slice and newer slices."""
+    g, s, f, b = file_group_table, file_slice_table, log_file_table, log_block_table
+    with engine.connect() as conn:
+        slices = conn.execute(
+            select(g.c.id, g.c.partition_path, g.c.file_id, s.c.id, s.c.base_instant, s.c.base_committed)
+            .join(s, s.c.file_group_id == g.c.id)
+            .where(g.c.table_id == table_id, g.c.replaced.is_(False))
+        ).all()
+        files = conn.execute(
+            select(f.c.id, f.c.file_slice_id, f.c.partition_path, f.c.name, f.c.is_link, f.c.link_target).where(
+                f.c.table_id == table_id
+            )
+        ).all()
+        blocks = conn.execute(
+            select(b.c.log_file_id, b.c.instant, b.c.min_event_time, b.c.record_count, b.c.length).where(
+                b.c.table_id == table_id,
+                b.c.status == BlockStatus.COMMITTED,
+                b.c.block_type.in_(DATA_BLOCK_TYPES),
+            )
+        ).all()
+    latest_committed: dict[int, str] = {}
+    for group_id, _, _, _, base_instant, committed in slices:
+        if committed and base_instant > latest_committed.get(group_id, ""):
+            latest_committed[group_id] = base_instant
+    open_slices = {
+        slice_id: f"{partition}/{file_id}/{base_instant}"
+        for group_id, partition, file_id, slice_id, base_instant, _ in slices
+        if base_instant >= latest_committed.get(group_id, "")
+    }
+    by_name = {(r.partition_path, r.name): r.id for r in files}
+    physical: dict[int, tuple[str, str]] = {}  # physical log file id -> (its path, the open slice showing it)
+    for r in files:
+        slice_key = open_slices.get(r.file_slice_id) if r.file_slice_id is not None else None
+        if slice_key is None:
+            continue
+        target = posixpath.basename(r.link_target) if r.is_link and r.link_target else None
+        file_id = by_name.get((r.partition_path, target)) if target else r.id
+        if file_id is None:
+            continue  # a link whose target the index does not know (dangling: `check` reports it)
+        physical.setdefault(file_id, (f"{r.partition_path}/{r.name}", slice_key))
+    out = []
+    for log_file_id, instant, min_event_time, records, length in blocks:
+        if log_file_id in physical:
+            path, slice_key = physical[log_file_id]
+            out.append(PendingBlock(path, slice_key, instant or "", min_event_time, records or 0, length))
+    return out
