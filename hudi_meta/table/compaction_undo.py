@@ -31,11 +31,9 @@ import json
 import os
 import posixpath
 import signal
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import pyarrow as pa
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.file_names import BaseFileName, LogFileName
@@ -43,7 +41,6 @@ from hudi_meta.format.links import carry_log_name, has_carry_log
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage.base import FileInfo
-from hudi_meta.table.file_group_reader import MergeSpec, read_file_slice, record_keys
 from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant, State
 from hudi_meta.table.markers import list_markers, markers_dir
 from hudi_meta.table.table import HudiTable
@@ -413,9 +410,10 @@ def refuse_pending_writes(table: HudiTable, what: str) -> None:
 
 
 def check_rollback_of_completed(table: HudiTable, plan: CompactionPlan, instant: str) -> None:
-    """Refuse to roll back a completed compaction when that would lose or change records: a later compaction or
-    clustering built on its slices, the files of the slices it compacted are gone (cleaned), or a write after it
-    merged against its new base file so that moving that write back changes the snapshot."""
+    """Refuse to roll back a completed compaction when that would lose records or break readers: a later
+    compaction or clustering built on its slices, the files of the slices it compacted are gone (cleaned), or a
+    later write appended to its slices (that write's stats name the compaction's base file and log file names:
+    moving them back leaves metadata that stock readers such as hudi-rs follow to files that are gone)."""
     tl = table.timeline
     groups = {(op.partition_path or "", op.file_id) for op in plan.operations}
     for later in sorted(tl.compaction_instants):
@@ -445,52 +443,12 @@ def check_rollback_of_completed(table: HudiTable, plan: CompactionPlan, instant:
                 f"{rel(partition, missing[0])} of slice {op.base_instant_time} is gone (cleaned?): rolling back "
                 f"compaction {instant} would lose its records"
             )
-    changed = snapshot_changes(table, plan, instant, listing)
-    if changed:
-        raise HudiMetaError(
-            f"rolling back compaction {instant} would change the records of file group {changed[0]}: writes after "
-            "it merged against its new base file"
-        )
-
-
-def snapshot_changes(table: HudiTable, plan: CompactionPlan, instant: str, listing: Listing) -> list[str]:
-    """File groups of a completed compaction whose snapshot would differ once it is rolled back: per group with
-    appended log files, its slice read now against the old slice followed by the moved log files."""
-    inputs = table.view_inputs()
-    spec = table.config.merge_spec()
-    changed = []
     for op in plan.operations:
-        partition = op.partition_path or ""
         _, appended = classify(table, plan, op, instant, listing)
-        if not appended:
-            continue  # the compaction's layout keeps the snapshot of what it compacted and kept
-        base_now = next(iter(listing.bases(partition, op.file_id, instant)), None)
-        now_logs = [p.name for p in listing.logs(partition, op.file_id, instant)]
-        old_logs = [p.name for p in listing.logs(partition, op.file_id, op.base_instant_time)] + appended
-        now = read_file_slice(
-            table.storage,
-            table.base_path,
-            rel(partition, base_now) if base_now else None,
-            [rel(partition, n) for n in now_logs],
-            spec,
-            inputs.is_committed,
-        )
-        after = read_file_slice(
-            table.storage,
-            table.base_path,
-            rel(partition, op.data_file_path) if op.data_file_path else None,
-            [rel(partition, n) for n in old_logs],
-            spec,
-            lambda i: i != instant and inputs.is_committed(i),
-        )
-        columns = (set(now.column_names) & set(after.column_names)) - {FILE_NAME_COLUMN}
-        if _records(now, spec, columns) != _records(after, spec, columns):
-            changed.append(op.file_id)
-    return changed
-
-
-def _records(table: pa.Table, spec: MergeSpec, columns: Iterable[str]) -> dict[str, dict[str, Any]]:
-    if not table.num_columns:
-        return {}
-    keys = record_keys(table, spec)
-    return dict(zip(keys, table.select(sorted(columns)).to_pylist(), strict=True))
+        if appended:
+            raise HudiMetaError(
+                f"writes after compaction {instant} appended to its slice of file group {op.file_id} "
+                f"({rel(op.partition_path or '', appended[0])}): a completed compaction is rolled back only before "
+                "any later write to its file groups (their write stats name its files; Java requires rolling back "
+                "the later commits first)"
+            )

@@ -16,6 +16,7 @@ from hudi_meta.compaction.admin import published_threshold, validate
 from hudi_meta.compaction.run import set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
+from hudi_meta.errors import HudiMetaError
 from hudi_meta.event_stream import StreamSpec, generate
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
@@ -73,11 +74,10 @@ def test_unschedule_and_rollback_on_a_spark_table(spark: SparkSession, engine: E
     assert rows_of(hudi_rs(path, "snapshot")) == model.rows()
     assert validate(table) == []
 
-    # the table plans and compacts again; then that compaction is rolled back after one more write
+    # the table plans and compacts again; that compaction is rolled back before any write follows it
     again = schedule_compaction(engine, table, ScheduleRequest(threshold_ms=watermarks[3]))
     assert again.instant is not None, again.reason
     compaction.run(spark, HudiTable.open(path), again.instant)
-    append(spark, path, model, extra[2])
     table = HudiTable.open(path)
     assert published_threshold(table.timeline) is not None
     rollback_compaction(table, again.instant, completed=True)
@@ -85,9 +85,13 @@ def test_unschedule_and_rollback_on_a_spark_table(spark: SparkSession, engine: E
     assert published_threshold(table.timeline) is None
     assert rows_of(table.read("snapshot")) == model.rows()
     assert rows_of(hudi_rs(path, "snapshot")) == model.rows()
-    last = schedule_compaction(engine, table, ScheduleRequest(threshold_ms=watermarks[-1]))
+    append(spark, path, model, extra[2])
+    last = schedule_compaction(engine, HudiTable.open(path), ScheduleRequest(threshold_ms=watermarks[-1]))
     assert last.instant is not None, last.reason
     compaction.run(spark, HudiTable.open(path), last.instant)
     append(spark, path, model, extra[3])
+    # a write went into its slices: it stays (as Java, which rolls back later commits first)
+    with pytest.raises(HudiMetaError, match="appended to its slice"):
+        rollback_compaction(HudiTable.open(path), last.instant, completed=True)
     assert rows_of(HudiTable.open(path).read("snapshot")) == model.rows()
     assert rows_of(hudi_rs(path, "snapshot")) == model.rows()

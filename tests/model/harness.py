@@ -34,14 +34,15 @@ from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
-from hudi_meta.planning.clean import KEEP_LATEST_COMMITS, CleanPolicy
+from hudi_meta.planning.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
 from hudi_meta.table.check import UNCOMMITTED_LINK, check_files
 from hudi_meta.table.cleaned import CleanedDataError
+from hudi_meta.table.instant import WRITE_ACTIONS
 from hudi_meta.table.rollback import rollback_compaction, rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.writer import WriteClient, create_table
-from tests.model.model import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, TableModel, Version, at, rows
+from tests.model.model import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, TableModel, Version, at, instant_ms, rows
 
 PARTITIONS = ("part=p0", "part=p1")
 BUCKETS = 2
@@ -132,8 +133,9 @@ class ModelTable:
     pending: PendingPlan | None = None
     last_event_time_compaction: tuple[str, int, bool] | None = None  # (instant, T, exact)
     event_time_compactions: list[tuple[str, int, bool]] = field(default_factory=list)  # completed, oldest first
-    retain_from: str | None = None  # KEEP_LATEST_COMMITS cleans: reads as of this instant or later must work
-    reads_may_be_cleaned_before: str | None = None  # a read as of an earlier instant may be refused as cleaned
+    # reads as of an earlier instant may be refused as cleaned, reads as of it or later must work: the newest
+    # instant at a file-versions clean, the earliest commit to retain of a commits or hours clean
+    reads_may_be_cleaned_before: str | None = None
     cleans: list[str] = field(default_factory=list)  # completed clean instants
     link_bytes: dict[str, bytes] = field(default_factory=dict)  # link or target path -> bytes when linked
     links: dict[str, str] = field(default_factory=dict)  # link path -> target path
@@ -368,12 +370,17 @@ class ModelTable:
         """`hudi-meta clean --execute`: nothing any read needs now goes (snapshot, RO, incremental and time travel
         as of the retained instants read as before), no live link's target goes; reads as of earlier instants
         either read right or are refused as cleaned (`CleanedDataError`), never silently wrong."""
+        now_ms = None
         if policy == KEEP_LATEST_COMMITS:
             clean_policy = CleanPolicy(policy, commits_retained=retained)
+        elif policy == KEEP_LATEST_BY_HOURS:  # "now" one hour after the retained-th newest commit: E is that commit
+            clean_policy = CleanPolicy(policy, hours_retained=1)
+            commits = [i.requested_time for i in self.table.timeline.completed() if i.action in WRITE_ACTIONS]
+            now_ms = instant_ms(commits[-min(retained, len(commits))]) + 3_600_000 if commits else None
         else:
             clean_policy = CleanPolicy(policy, file_versions_retained=retained)
         try:
-            outcome = run_clean(self.engine, self.table, clean_policy, execute=True)
+            outcome = run_clean(self.engine, self.table, clean_policy, execute=True, now_ms=now_ms)
         except HudiMetaError as refused:
             self.log.append(f"clean {policy} {retained}: refused: {refused}")
             return
@@ -385,11 +392,9 @@ class ModelTable:
         assert outcome.plan is not None
         self._forget_cleaned_links({r.path for r in outcome.reports if r.done})
         newest = max(i.requested_time for i in self.table.timeline.completed())
-        if policy == KEEP_LATEST_COMMITS and outcome.plan.earliest_commit_to_retain is not None:
-            keep = outcome.plan.earliest_commit_to_retain.time
-            self.retain_from = max(self.retain_from or keep, keep)
-            bound = keep
-        else:
+        if policy != KEEP_LATEST_FILE_VERSIONS and outcome.plan.earliest_commit_to_retain is not None:
+            bound = outcome.plan.earliest_commit_to_retain.time  # reads as of it or later are promised
+        else:  # file versions: no read as of an older instant is promised any more
             bound = newest
         self.reads_may_be_cleaned_before = max(self.reads_may_be_cleaned_before or bound, bound)
 
@@ -415,32 +420,29 @@ class ModelTable:
         return sorted({c.instant for fg in self.model.groups.values() for c in fg.cuts[1:]})
 
     def rollback_completed(self) -> None:
-        """`hudi-meta rollback --completed-compaction` of the newest compaction. Rule (design 7): it goes when
-        the table then reads as it would without it (the snapshot before and after is the same); it is refused,
-        with nothing changed, when writes after it merged against its base file to other records, and may be
-        refused when a clean since deleted files of the slices it compacted."""
+        """`hudi-meta rollback --completed-compaction` of the newest compaction. Rule (design 7, and Java's "roll
+        back later commits first"): it goes, and the table reads as before, unless a write appended to one of its
+        slices after it was scheduled (then it is refused with nothing changed); it may also be refused when a
+        clean since deleted files of the slices it compacted."""
         instant = self.compaction_instants()[-1]
         if self.table.timeline.instant(instant) is None:
             self.log.append(f"rollback completed {instant}: archived, not tried")
             return
         touched = [fg for fg in self.model.groups.values() if fg.cuts[-1].instant == instant]
-        kept_cuts = {id(fg): fg.cuts.pop() for fg in touched}
-        without = rows(self.model.snapshot())
-        for fg in touched:
-            fg.cuts.append(kept_cuts[id(fg)])
-        same = without == rows(self.model.snapshot())
+        appended = [e.name for fg in touched for e in fg.logs if e.instant > instant]
         before = read_rows(self.table.read("snapshot"))
         try:
             report = rollback_compaction(self.table, instant, completed=True)
         except HudiMetaError as refused:
             self.log.append(f"rollback completed {instant}: refused: {refused}")
             cleaned_since = any(c > instant for c in self.cleans)
-            assert not same or (cleaned_since and "cleaned" in str(refused)), (
-                f"rollback of completed compaction {instant} refused although the records stay the same: {refused}"
+            assert appended or (cleaned_since and "cleaned" in str(refused)), (
+                f"rollback of completed compaction {instant} refused although nothing was written into its slices: "
+                f"{refused}"
             )
             assert read_rows(self.table.read("snapshot")) == before, "a refused rollback changed the snapshot"
             return
-        assert same, f"compaction {instant} was rolled back although that changes the records"
+        assert not appended, f"compaction {instant} was rolled back although writes appended to it: {appended}"
         self.log.append(f"rollback completed {instant}: {report.instant}, {len(report.actions)} file actions")
         self._moved(report.actions)
         for fg in touched:
@@ -626,8 +628,7 @@ class ModelTable:
             return read_rows(self.table.read(query))
         except CleanedDataError as refused:
             bound = self.reads_may_be_cleaned_before
-            assert bound is not None and as_of < bound, f"{query} refused, but no clean took what it needs: {refused}"
-            assert self.retain_from is None or as_of < self.retain_from, f"{query} refused: {refused}"
+            assert bound is not None and as_of < bound, f"{query} refused, but the cleans retained it: {refused}"
             return None
 
     def check_ro_bound(self, ro: set[Row]) -> None:

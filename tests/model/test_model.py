@@ -1,7 +1,7 @@
 """The model test (issue 8): random sequences of ingest (inserts, updates, deletes, late data, two partitions,
 Avro and Parquet blocks, each payload class), a second writer, failed writes and their rollback, event-time
 compactions (random T, symlink or copy, exact or not) killed at a random crash point and resumed, unschedule,
-clean (both count policies), rollback of the newest completed compaction, archival and indexing; after every
+clean (each policy), rollback of the newest completed compaction, archival and indexing; after every
 step every read equals the model (`model.py`), links stay intact, `hudi-meta check` finds nothing, and hudi-rs
 agrees wherever nothing is pending.
 
@@ -32,6 +32,7 @@ from hypothesis.stateful import (
 from pyspark.sql import SparkSession
 
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
+from hudi_meta.planning.clean import POLICIES
 from hudi_meta.table.table import HudiTable
 from tests.model.harness import KEYS, ModelTable, Op, bucket_of, partition_of
 from tests.model.model import PAYLOADS
@@ -79,12 +80,23 @@ class ModelMachine(RuleBasedStateMachine):
         extra=st.lists(st.builds(Op, st.sampled_from(KEYS), seconds, amounts), max_size=6, unique_by=lambda o: o.key),
         first_seconds=st.lists(seconds, min_size=len(FIRST_OF_GROUP), max_size=len(FIRST_OF_GROUP)),
         rnd=st.randoms(use_true_random=False),
+        writes=st.lists(st.tuples(ops, block_formats), max_size=3),
     )
-    def bootstrap(self, payload: str, extra: list[Op], first_seconds: list[int], rnd: random.Random) -> None:
+    def bootstrap(
+        self,
+        payload: str,
+        extra: list[Op],
+        first_seconds: list[int],
+        rnd: random.Random,
+        writes: list[tuple[list[Op], str]],
+    ) -> None:
+        """A table with base files and (mostly) a few log files already, so that compactions have work early."""
         self.t = ModelTable(self.root, payload, runner=type(self).runner)
         self.rnd = rnd
         first = [Op(k, s, 1.0) for k, s in zip(FIRST_OF_GROUP, first_seconds, strict=True)]
         self.t.bootstrap(first + [o for o in extra if o.key not in FIRST_OF_GROUP])
+        for data, block_format in writes:
+            self.t.write(data, block_format)
 
     @property
     def table(self) -> ModelTable:
@@ -128,6 +140,20 @@ class ModelMachine(RuleBasedStateMachine):
         if self._schedule(step, mode, exact):
             self.table.run()
 
+    @precondition(lambda self: self.table.pending is None and not self.table.open_writers)
+    @rule(
+        step=st.integers(0, 60),
+        mode=st.sampled_from(["symlink", "copy"]),
+        exact=st.booleans(),
+        policy=st.sampled_from(POLICIES),
+        retained=st.integers(1, 3),
+    )
+    def compact_and_clean(self, step: int, mode: str, exact: bool, policy: str, retained: int) -> None:
+        """Table services in one pass, as Hudi runs them inline: compact, then clean."""
+        if self._schedule(step, mode, exact):
+            self.table.run()
+        self.table.clean(policy, retained)
+
     def _schedule(self, step: int, mode: str, exact: bool) -> bool:
         if self.table.failed:  # an operator rolls back dead writes first (a pending write makes schedule refuse)
             self.table.roll_back_failed()
@@ -147,7 +173,7 @@ class ModelMachine(RuleBasedStateMachine):
     def unschedule(self) -> None:
         self.table.unschedule()
 
-    @rule(policy=st.sampled_from(["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"]), retained=st.integers(1, 3))
+    @rule(policy=st.sampled_from(POLICIES), retained=st.integers(1, 3))
     def clean(self, policy: str, retained: int) -> None:
         self.table.clean(policy, retained)
 
