@@ -144,6 +144,11 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
             len(layout.inexact_keys),
             ", ".join(layout.inexact_keys[:5]),
         )
+    # an earlier attempt's base file and carry log are rewritten, not reused: writes appended into the slice
+    # since then can change the layout that keeps the snapshot (no reader reads them before the commit)
+    carry_path = posixpath.join(directory, carry_log_name(op.file_id, ctx.instant))
+    if storage.exists(carry_path):
+        storage.delete(carry_path)
     if layout.carry.num_rows or layout.carry_deletes:
         _write_carry_log(ctx, storage, directory, op, layout.carry, layout.carry_deletes)
     base_records = layout.base
@@ -154,10 +159,11 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
         base_records = base_records.set_column(
             idx, FILE_NAME_COLUMN, pa.array([name] * base_records.num_rows, pa.string())
         )
-    if not storage.exists(path):  # present: written completely (atomic create) by an earlier attempt
-        sink = pa.BufferOutputStream()
-        pq.write_table(base_records, sink)
-        storage.create_atomic(path, sink.getvalue().to_pybytes())
+    if storage.exists(path):
+        storage.delete(path)
+    sink = pa.BufferOutputStream()
+    pq.write_table(base_records, sink)
+    storage.create_atomic(path, sink.getvalue().to_pybytes())
     _crash_point("after-base-file")
     size = storage.size(path)
     stat = WriteStat(
@@ -207,10 +213,7 @@ def _write_carry_log(
     deletes: Sequence[DeleteRecord],
 ) -> None:
     """The carry log `.F_C.log.1_...`: a data block and a delete block of the compaction instant, created at once."""
-    name = carry_log_name(op.file_id, ctx.instant)
-    path = posixpath.join(directory, name)
-    if storage.exists(path):
-        return
+    path = posixpath.join(directory, carry_log_name(op.file_id, ctx.instant))
     blocks = []
     if data.num_rows:
         writer_ctx = WriteContext(ctx.base_path, posixpath.join(ctx.base_path, ".hoodie"), ctx.props, ctx.instant)

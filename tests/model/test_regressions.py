@@ -164,3 +164,25 @@ def test_unschedule_moves_logs_appended_into_the_pending_slice_and_check_accepts
         t.check_table()
     finally:
         t.close()
+
+
+def test_a_resumed_compaction_recomputes_its_layout_for_writes_appended_since(tmp_path: Path) -> None:
+    """Found by the model test (seed 8383, OverwriteWithLatestAvroPayload). Rule (design 5): a completed
+    compaction leaves the snapshot as it was. k16's base record has ts 77, after T=48, so exact mode carries it
+    to the carry log. The run is killed before its commit, then a write appends k16 ts 62 into the pending slice:
+    over the old base record that log record wins (62). A resumed run reused the base file and carry log of the
+    killed attempt, made before the append, so 77 sat in the carry log, where it beat 62 log against log
+    (preCombine keeps the larger ordering value) and the compaction changed k16 to 77."""
+    t = ModelTable(str(tmp_path / "t"), OVERWRITE_PAYLOAD)
+    try:
+        t.bootstrap([Op("k00", 0, 1.0), Op("k01", 0, 1.0), Op("k10", 30, 1.0), Op("k11", 47, 1.0), Op("k16", 77, 0.0)])
+        t.write([Op(k, 5, 2.0) for k in ("k00", "k01", "k10", "k11", "k02", "k12", "k14", "k20")])
+        assert t.schedule(48, "copy", exact=True) is not None
+        t.run("before-commit")  # killed with every base file and carry log written
+        t.write([Op("k16", 62, 0.0)])
+        assert snapshot_of(t)["k16"] == (at(62), 0.0)
+        t.run()  # asserts that the snapshot is unchanged
+        assert snapshot_of(t)["k16"] == (at(62), 0.0)
+        t.check_reads(first)
+    finally:
+        t.close()
