@@ -9,16 +9,16 @@ Several writers may share a table (Java's LAZY failed-writes cleaning): a pendin
 its writer's heartbeat expired (`heartbeat.py`), so `rollback_failed_writes` never touches a live writer's
 instant. A rollback that already started is always finished, whatever the heartbeat says.
 
-A compaction is rolled back as a whole (`rollback_compaction`): everything it wrote goes and the log files
-writers appended into its slice move back into the slice it compacted (`compaction_undo.py`), its plan is
-deleted, and a rollback instant records it, as Java records one for a compaction. An inflight compaction is
-rolled back on request; a completed one only when the caller says so explicitly (`completed=True`) and no
-write appended to its slices since (as Java, which rolls back later commits first: their write stats name the
-compaction's files), because that deletes its commit: the threshold that commit published (`hoodie.compaction.event.time.threshold` in its
-extraMetadata) leaves the timeline, and the newest earlier completed compaction's threshold is the published
-one again. The commit is the first file deleted, so from then on no reader takes the compaction's files for
-committed, and the rollback instant completes last: a rollback killed at any point is finished by running it
-again (a pending rollback of the compaction is found and continued).
+A compaction is rolled back as a whole (`rollback_compaction`): everything it wrote goes and the log files writers
+appended into its slice move back into the slice it compacted (`compaction_undo.py`), its plan is deleted, and a
+rollback instant records it, as Java records one for a compaction. An inflight compaction is rolled back on request;
+a completed one only when the caller says so explicitly (`completed=True`) and no write appended to its slices since
+(as Java, which rolls back later commits first: their write stats name the compaction's files), because that deletes
+its commit: the threshold that commit published (`hoodie.compaction.event.time.threshold` in its extraMetadata)
+leaves the timeline, and the newest earlier completed compaction's threshold is the published one again. The commit
+is the first file deleted, so from then on no reader takes the compaction's files for committed, and the rollback
+instant completes last: a rollback killed at any point is finished by running it again (a pending rollback of the
+compaction is found and continued).
 """
 
 from __future__ import annotations
