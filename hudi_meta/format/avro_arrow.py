@@ -351,7 +351,15 @@ def arrow_to_avro_type(dtype: pa.DataType, name: str, namespace: str) -> AvroSch
         return {"type": "fixed", "name": name, "namespace": namespace, "size": 12, "logicalType": "duration"}
     if is_union(dtype):
         child_ns = f"{namespace}.{name}"
-        return [arrow_to_avro_type(f.type, f.name, child_ns) for f in dtype]
+        branches = [arrow_to_avro_type(f.type, f.name, child_ns) for f in dtype]
+        kinds = [_branch_kind(b) for b in branches]
+        for i, kind in enumerate(kinds):
+            if kind in kinds[:i]:  # e.g. a uuid string and an enum both become `string`: the branch would be lost
+                raise ValueError(
+                    f"union {name}: members {kinds.index(kind)} and {i} are both {kind} in Avro; a union with "
+                    "indistinct branches cannot be written back exactly"
+                )
+        return branches
     if pa.types.is_struct(dtype):
         return arrow_to_avro_record(pa.schema(list(dtype)), name, namespace)
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype) or pa.types.is_fixed_size_list(dtype):
@@ -361,6 +369,14 @@ def arrow_to_avro_type(dtype: pa.DataType, name: str, namespace: str) -> AvroSch
     if pa.types.is_dictionary(dtype):
         return arrow_to_avro_type(dtype.value_type, name, namespace)
     raise ValueError(f"unsupported Arrow type {dtype}")
+
+
+def _branch_kind(branch: AvroSchema) -> str:
+    """What tells union branches apart in Avro: a named type's name, else the type."""
+    if isinstance(branch, dict):
+        kind = str(branch.get("type"))
+        return str(branch["name"]) if kind in ("record", "enum", "fixed") else kind
+    return str(branch)
 
 
 def _decimal_fixed_size(precision: int) -> int:
