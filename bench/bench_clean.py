@@ -42,19 +42,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table
+from sqlalchemy import Engine
 from timing import Timings, measure
-from workspace import bench_parser, parse_backends, store, work_dir
+from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
 from hudi_meta.clean import cleaner_plan, execute_clean, groups_from_index
 from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.index.models import (
-    file_group_table,
-    file_slice_table,
-    hudi_table,
-    log_block_table,
-    log_file_table,
-)
 from hudi_meta.planning.clean import (
     DELETE_LINK,
     KEEP_LATEST_FILE_VERSIONS,
@@ -74,7 +67,15 @@ from hudi_meta.table.writer import create_table
 
 PARTITIONS = 10
 BASE = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-CHUNK = 20_000
+TABLE_ROW: dict[str, Any] = {
+    "id": 1,
+    "base_path": "/bench/clean",
+    "name": "clean",
+    "table_type": "MERGE_ON_READ",
+    "table_version": 6,
+    "timeline_layout": 1,
+    "record_key_fields": "id",
+}
 TOKEN = "1-0-1"
 
 
@@ -193,46 +194,6 @@ def store_rows(groups: list[CleanGroup]) -> dict[str, list[dict[str, Any]]]:
     return rows
 
 
-def fill(engine: Engine, rows: dict[str, list[dict[str, Any]]]) -> None:
-    tables: dict[str, Table] = {
-        "file_group": file_group_table,
-        "file_slice": file_slice_table,
-        "log_file": log_file_table,
-        "log_block": log_block_table,
-    }
-    with engine.begin() as conn:
-        conn.execute(
-            hudi_table.insert(),
-            {
-                "id": 1,
-                "base_path": "/bench/clean",
-                "name": "clean",
-                "table_type": "MERGE_ON_READ",
-                "table_version": 6,
-                "timeline_layout": 1,
-                "record_key_fields": "id",
-            },
-        )
-        for name, table in tables.items():
-            if conn.dialect.name == "postgresql":
-                copy_rows(conn, table, rows[name])
-            else:
-                for i in range(0, len(rows[name]), CHUNK):
-                    conn.execute(table.insert(), rows[name][i : i + CHUNK])
-        if conn.dialect.name == "postgresql":
-            conn.exec_driver_sql("ANALYZE")
-
-
-def copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    """PostgreSQL COPY (psycopg): much faster than INSERT for hundreds of thousands of rows."""
-    columns = list(rows[0])
-    quoted = ", ".join(f'"{c}"' for c in columns)  # "offset" is a keyword
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]  # psycopg, this transaction
-    with cursor, cursor.copy(f"COPY {table.name} ({quoted}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row([row[c] for c in columns])
-
-
 def figures(result: CleanPlanResult) -> dict[str, int]:
     return {
         "deletions": len(result.deletions),
@@ -336,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     with work_dir("bench-clean-", args.keep) as work:
         for backend in backends:
             with store(backend, work, keep=args.keep is not None) as engine:
-                filled, _ = measure(partial(fill, engine, rows))
+                filled, _ = measure(partial(fill_store, engine, TABLE_ROW, rows))
                 print(f"{backend}: filled in {filled.best:.1f} s (not measured)")
                 (read, plan_t, ser), result, data = plan_rounds(engine, tl, policy, args.runs)
                 got = figures(result)

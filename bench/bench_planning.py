@@ -34,19 +34,12 @@ import sys
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, text
+from sqlalchemy import Engine
 from timing import Timings, measure
-from workspace import bench_parser, parse_backends, store, work_dir
+from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
 from hudi_meta.compaction.candidates import candidate_slices
 from hudi_meta.format.table_service_metadata import CompactionPlan
-from hudi_meta.index.models import (
-    file_group_table,
-    file_slice_table,
-    hudi_table,
-    log_block_table,
-    log_file_table,
-)
 from hudi_meta.planning.model import SliceInfo
 from hudi_meta.planning.plan import build_plan
 from hudi_meta.planning.strategies import EventTimeBasedCompactionStrategy, plan_operations
@@ -56,7 +49,17 @@ START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 STEP_MS = 60_000  # event time advances one minute per log file version
 LATE_SHARE = 0.1
 BASE = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-CHUNK = 20_000
+TABLE_ROW: dict[str, Any] = {
+    "id": 1,
+    "base_path": "/bench/events",
+    "name": "events",
+    "table_type": "MERGE_ON_READ",
+    "table_version": 6,
+    "timeline_layout": 1,
+    "record_key_fields": "event_id",
+    "ordering_field": "ts",
+    "event_time_field": "ts",
+}
 RUNS = 3  # plannings per store: the best of them is reported
 
 
@@ -135,48 +138,6 @@ def generate(groups: int, logs: int, seed: int = 0) -> tuple[dict[str, list[dict
     return rows, expected
 
 
-def fill(engine: Engine, rows: dict[str, list[dict[str, Any]]]) -> None:
-    tables: dict[str, Table] = {
-        "file_group": file_group_table,
-        "file_slice": file_slice_table,
-        "log_file": log_file_table,
-        "log_block": log_block_table,
-    }
-    with engine.begin() as conn:
-        conn.execute(
-            hudi_table.insert(),
-            {
-                "id": 1,
-                "base_path": "/bench/events",
-                "name": "events",
-                "table_type": "MERGE_ON_READ",
-                "table_version": 6,
-                "timeline_layout": 1,
-                "record_key_fields": "event_id",
-                "ordering_field": "ts",
-                "event_time_field": "ts",
-            },
-        )
-        for name, table in tables.items():
-            if conn.dialect.name == "postgresql":
-                copy_rows(conn, table, rows[name])
-            else:
-                for i in range(0, len(rows[name]), CHUNK):
-                    conn.execute(table.insert(), rows[name][i : i + CHUNK])
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("ANALYZE"))
-
-
-def copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    """PostgreSQL COPY (psycopg): much faster than INSERT for hundreds of thousands of rows."""
-    columns = list(rows[0])
-    quoted = ", ".join(f'"{c}"' for c in columns)  # "offset" is a keyword
-    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]  # psycopg, this transaction
-    with cursor, cursor.copy(f"COPY {table.name} ({quoted}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row([row[c] for c in columns])
-
-
 def plan_from(slices: list[SliceInfo], strategy: EventTimeBasedCompactionStrategy, at: str) -> CompactionPlan:
     """The planner proper: strategy over the candidate slices, then the Hudi plan (pure Python)."""
     return build_plan(plan_operations(slices, strategy), strategy, at)
@@ -218,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     with work_dir("bench-planning-") as work:
         for backend in backends:
             with store(backend, work) as engine:
-                filled, _ = measure(partial(fill, engine, rows))
+                filled, _ = measure(partial(fill_store, engine, TABLE_ROW, rows))
                 print(f"{backend}: filled in {filled.best:.1f} s (not measured)")
                 (read, plan_t, ser), (slices, plan, data) = plan_rounds(engine, strategy, at)
                 ops = plan.operations

@@ -15,14 +15,17 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import Engine, create_engine, make_url, pool, text
+from sqlalchemy import Connection, Engine, Table, create_engine, make_url, pool, text
 
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.models import file_group_table, file_slice_table, hudi_table, log_block_table, log_file_table
 
 PG_ADMIN_URL = os.environ.get("HUDI_META_TEST_PG", "postgresql+psycopg://root@127.0.0.1:5432/postgres")
 BACKENDS = ("sqlite", "postgresql")
+INSERT_CHUNK = 20_000  # rows per INSERT on SQLite
 
 
 @contextmanager
@@ -94,3 +97,34 @@ def store(backend: str, work: Path, keep: bool = False) -> Iterator[Engine]:
         engine = make_engine(url)
         stack.callback(engine.dispose)
         yield engine
+
+
+def fill_store(engine: Engine, table_row: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Load a generated index into a blank store: the `hudi_table` row, then the `file_group`, `file_slice`,
+    `log_file` and `log_block` rows (COPY on PostgreSQL, then ANALYZE; chunked INSERTs on SQLite)."""
+    tables: dict[str, Table] = {
+        "file_group": file_group_table,
+        "file_slice": file_slice_table,
+        "log_file": log_file_table,
+        "log_block": log_block_table,
+    }
+    with engine.begin() as conn:
+        conn.execute(hudi_table.insert(), table_row)
+        for name, table in tables.items():
+            if conn.dialect.name == "postgresql":
+                _copy_rows(conn, table, rows[name])
+            else:
+                for i in range(0, len(rows[name]), INSERT_CHUNK):
+                    conn.execute(table.insert(), rows[name][i : i + INSERT_CHUNK])
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("ANALYZE"))
+
+
+def _copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    """PostgreSQL COPY (psycopg): much faster than INSERT for hundreds of thousands of rows."""
+    columns = list(rows[0])
+    quoted = ", ".join(f'"{c}"' for c in columns)  # "offset" is a keyword
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]  # psycopg, this transaction
+    with cursor, cursor.copy(f"COPY {table.name} ({quoted}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row([row[c] for c in columns])

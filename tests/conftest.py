@@ -1,4 +1,5 @@
-"""Shared test fixtures: the Hudi fixture tables (Java-written), unzipped once per session."""
+"""Shared test fixtures: the Hudi fixture tables (Java-written), unzipped once per session; a SparkSession;
+a migrated SQLite store (`engine`; tests/index overrides it with one per database)."""
 
 import zipfile
 from collections.abc import Iterator
@@ -7,6 +8,10 @@ from pathlib import Path
 import pytest
 from hudi_meta.spark.session import spark_session
 from pyspark.sql import SparkSession
+from sqlalchemy import Engine
+
+from hudi_meta.index.db import make_engine
+from hudi_meta.index.migrate import upgrade
 
 FIXTURES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-tables"
 
@@ -53,3 +58,13 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     session = spark_session("local[2]", "hudi-meta-tests", spark__local__dir=str(local_dir))
     yield session
     session.stop()
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    """A fresh SQLite store, migrated to head."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    yield engine
+    engine.dispose()

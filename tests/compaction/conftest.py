@@ -1,4 +1,4 @@
-"""Compaction fixtures: stores on both databases (from tests/index) and written event tables."""
+"""Compaction fixtures: stores on both databases (from tests/index); the SQLite `engine` is tests/conftest.py's."""
 
 from __future__ import annotations
 

@@ -17,22 +17,13 @@ from sqlalchemy import Engine
 
 from hudi_meta.compaction.run import CRASH_AT_ENV
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import link_rows, plan_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.table.table import HudiTable
 from tests.compaction.helpers import append, log_min_event_times, write_events
 from tests.spark.model import rows_of
 from tests.spark.test_writer import hudi_rs
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    return make_engine(url)
 
 
 def compact(spark: SparkSession, engine: Engine, path: str, threshold: int, **kw: object) -> str:

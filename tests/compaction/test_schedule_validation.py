@@ -11,18 +11,9 @@ from sqlalchemy import Engine
 
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.index.db import make_engine
-from hudi_meta.index.migrate import upgrade
 from tests.compaction.core import CoreTable, at, rows
 
 NOW = at(3600)
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    return make_engine(url)
 
 
 @pytest.fixture

@@ -13,15 +13,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.compaction.run import CRASH_POINTS, run_compaction, set_crash_hook
+from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import carry_log_name
 from hudi_meta.format.table_service_metadata import RollbackMetadata
-from hudi_meta.index.db import make_engine
-from hudi_meta.index.migrate import upgrade
 from hudi_meta.table.compaction_undo import CRASH_AT_ENV, FileAction
 from hudi_meta.table.instant import Action
 from tests.compaction.core import (
@@ -40,33 +38,10 @@ from tests.compaction.undo_helpers import (
     leftovers,
     open_core,
     pending_with_appends,
-    stopped_after,
+    run_until,
+    stopped_at_each_step_then_finished,
     timeline_files,
 )
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    return make_engine(url)
-
-
-class Crash(Exception):
-    """Stands for a kill -9 of the executor at a crash point."""
-
-
-def crash_run(path: str, instant: str, step: str) -> None:
-    def hook(at_step: str) -> None:
-        if at_step == step:
-            raise Crash(step)
-
-    set_crash_hook(hook)
-    try:
-        with pytest.raises(Crash):
-            run_compaction(open_core(Path(path)).table, instant)
-    finally:
-        set_crash_hook(None)
 
 
 @pytest.mark.parametrize(
@@ -115,7 +90,7 @@ def test_appended_log_files_move_back_and_the_table_reads_the_same(
 
 def test_a_dry_run_writes_nothing_and_reports_the_same_steps(engine: Engine, tmp_path: Path) -> None:
     t, instant = pending_with_appends(engine, tmp_path / "t", mode="copy")
-    crash_run(t.path, instant, "after-link")  # a base file, a carry log (maybe) and one copy exist
+    assert run_until(t.table, instant, "after-link")  # a base file, a carry log (maybe) and one copy exist
     files, timeline = data_files(t.path), timeline_files(t.path)
     dry = unschedule_compaction(t.table, instant, dry_run=True)
     assert data_files(t.path) == files and timeline_files(t.path) == timeline
@@ -142,7 +117,7 @@ def test_unschedule_after_a_run_killed_at_each_crash_point(engine: Engine, tmp_p
     unschedule_compaction(reference.table, instant)
 
     crashed = open_core(copy_table(source.path, tmp_path / "crashed"))
-    crash_run(crashed.path, instant, step)
+    assert run_until(crashed.table, instant, step)
     assert crashed.read() == before
     report = unschedule_compaction(crashed.table, instant)
 
@@ -164,7 +139,7 @@ def test_unschedule_after_a_run_killed_at_each_crash_point(engine: Engine, tmp_p
 
 def test_a_writer_appending_after_a_killed_run_loses_nothing(engine: Engine, tmp_path: Path) -> None:
     t, instant = pending_with_appends(engine, tmp_path / "t")
-    crash_run(t.path, instant, "after-link")
+    assert run_until(t.table, instant, "after-link")
     t.write(rows(("f", 70, 1.0), ("a", 71, 4.0)))  # lands in the running compaction's slice
     before = t.read()
     assert before["a"] == (71, 4.0)
@@ -177,26 +152,20 @@ def test_a_writer_appending_after_a_killed_run_loses_nothing(engine: Engine, tmp
 def test_stopped_after_any_step_then_run_again(engine: Engine, tmp_path: Path, ran: bool) -> None:
     source, instant = pending_with_appends(engine, tmp_path / "source")
     if ran:
-        crash_run(source.path, instant, "before-commit")  # every file of the run exists
+        assert run_until(source.table, instant, "before-commit")  # every file of the run exists
     before = source.read()
-    reference = open_core(copy_table(source.path, tmp_path / "reference"))
-    steps = count_steps(lambda: unschedule_compaction(reference.table, instant))
+    # readers see the same records at every point; the last step (the plan's requested file deleted) is final
+    steps = stopped_at_each_step_then_finished(
+        source, tmp_path, lambda table: unschedule_compaction(table, instant), reads_while_stopped=before
+    )
     assert steps >= (12 if ran else 6)
-    for n in range(1, steps):  # after the last step (the plan's requested file deleted) nothing is left to do
-        t = open_core(copy_table(source.path, tmp_path / f"stopped-{n}"))
-        stopped_after(n, lambda t=t: unschedule_compaction(t.table, instant))  # type: ignore[misc]
-        assert t.read() == before, n  # readers see the same records at every point
-        unschedule_compaction(t.table, instant)
-        assert data_files(t.path) == data_files(reference.path), n
-        assert timeline_files(t.path) == timeline_files(reference.path), n
-        assert leftovers(t.path) == [], n
-        assert t.read() == before, n
+    assert source.read() == before
 
 
 @pytest.mark.slow
 def test_kill_9_mid_unschedule_then_run_again(engine: Engine, tmp_path: Path) -> None:
     source, instant = pending_with_appends(engine, tmp_path / "source")
-    crash_run(source.path, instant, "after-link")
+    assert run_until(source.table, instant, "after-link")
     before = source.read()
     reference = open_core(copy_table(source.path, tmp_path / "reference"))
     steps = count_steps(lambda: unschedule_compaction(reference.table, instant))
@@ -243,7 +212,7 @@ def test_an_exact_plan_that_ran_takes_its_carry_log_back(engine: Engine, tmp_pat
     result = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10), exact=True))
     assert result.instant is not None
     t.write(rows(("d", 60, 1.0), ("b", 61, 3.0)))  # appended
-    crash_run(t.path, result.instant, "before-commit")
+    assert run_until(t.table, result.instant, "before-commit")
     assert t.file_id is not None
     carry = Path(t.path, t.partition, carry_log_name(t.file_id, result.instant))
     assert carry.exists()  # the run wrote the carry log, a base file and the link
@@ -261,7 +230,7 @@ def test_an_exact_plan_that_ran_takes_its_carry_log_back(engine: Engine, tmp_pat
 
 def test_a_damaged_copy_is_deleted_not_moved(engine: Engine, tmp_path: Path) -> None:
     t, instant = pending_with_appends(engine, tmp_path / "t", mode="copy")
-    crash_run(t.path, instant, "before-commit")  # both copies made
+    assert run_until(t.table, instant, "before-commit")  # both copies made
     op = t.table.compaction_plan(instant).operations[0]
     damaged = Path(t.path, t.partition, op.symlink_operations[0].symlink)
     damaged.write_bytes(damaged.read_bytes()[:-5])  # a copy cut short

@@ -17,30 +17,17 @@ import pyarrow as pa
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.compaction.run import CRASH_POINTS, run_compaction, set_crash_hook
+from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.index.db import make_engine
-from hudi_meta.index.migrate import upgrade
 from hudi_meta.table.rollback import rollback_compaction
 from tests.compaction.core import DEFAULT_PAYLOAD, EVENT_TIME_PAYLOAD, OVERWRITE_PAYLOAD, CoreTable, at, hudi_rs_read
-from tests.compaction.undo_helpers import data_files, leftovers
+from tests.compaction.undo_helpers import data_files, leftovers, run_until
 
 SEQUENCES = int(os.environ.get("HUDI_META_UNDO_SEQUENCES", "12"))
 KEYS = [f"k{i}" for i in range(8)]
 Write = tuple[list[tuple[str, int, float]], list[str | tuple[str, int]]]
-
-
-class Crash(Exception):
-    pass
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    return make_engine(url)
 
 
 def region_rows(records: list[tuple[str, int, float]]) -> pa.Table:
@@ -70,20 +57,6 @@ def apply(t: CoreTable, w: Write) -> None:
     t.write(region_rows(upserts) if upserts else None, deletes=deletes)
 
 
-def crash_at(t: CoreTable, instant: str, step: str) -> None:
-    def hook(at_step: str) -> None:
-        if at_step == step:
-            raise Crash(step)
-
-    set_crash_hook(hook)
-    try:
-        run_compaction(t.table, instant)
-    except Crash:
-        pass
-    finally:
-        set_crash_hook(None)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(SEQUENCES))
 def test_random_sequences(engine: Engine, tmp_path: Path, seed: int) -> None:
@@ -108,7 +81,7 @@ def test_random_sequences(engine: Engine, tmp_path: Path, seed: int) -> None:
         apply(t, w)
     outcome = rng.choice(["unschedule", "crash-unschedule", "crash-rollback", "completed"])
     if outcome.startswith("crash"):
-        crash_at(t, instant, rng.choice(CRASH_POINTS))
+        run_until(t.table, instant, rng.choice(CRASH_POINTS))
         if t.table.timeline.instant(instant).is_completed:  # type: ignore[union-attr]
             outcome = "completed"  # the crash point was never reached (no link to make)
     later: list[Write] = []

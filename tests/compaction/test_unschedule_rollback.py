@@ -10,53 +10,26 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.compaction.admin import published_threshold
-from hudi_meta.compaction.run import run_compaction, set_crash_hook
+from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.links import THRESHOLD_KEY, carry_log_name
 from hudi_meta.format.table_service_metadata import RollbackMetadata, RollbackPlan
-from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import plan_rows, timeline_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.table.instant import Action
 from hudi_meta.table.rollback import CompletedCompactionError, rollback_compaction
 from tests.compaction.core import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, CoreTable, at, hudi_rs_read, rows
 from tests.compaction.undo_helpers import (
-    copy_table,
-    count_steps,
     data_files,
     leftovers,
     open_core,
     pending_with_appends,
-    stopped_after,
+    run_until,
+    stopped_at_each_step_then_finished,
     timeline_files,
 )
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    return make_engine(url)
-
-
-class Crash(Exception):
-    pass
-
-
-def run_until(t: CoreTable, instant: str, step: str) -> None:
-    def hook(at_step: str) -> None:
-        if at_step == step:
-            raise Crash(step)
-
-    set_crash_hook(hook)
-    try:
-        with pytest.raises(Crash):
-            run_compaction(t.table, instant)
-    finally:
-        set_crash_hook(None)
 
 
 def two_compactions(engine: Engine, path: Path, payload: str = DEFAULT_PAYLOAD) -> tuple[CoreTable, str, str]:
@@ -74,7 +47,7 @@ def two_compactions(engine: Engine, path: Path, payload: str = DEFAULT_PAYLOAD) 
 
 def test_an_inflight_compaction_is_rolled_back_with_a_rollback_instant(engine: Engine, tmp_path: Path) -> None:
     t, instant = pending_with_appends(engine, tmp_path / "t")
-    run_until(t, instant, "before-commit")
+    assert run_until(t.table, instant, "before-commit")
     before = t.read()
     report = rollback_compaction(t.table, instant)
     assert t.table.timeline.instant(instant) is None
@@ -182,18 +155,15 @@ def test_a_completed_rollback_stopped_after_any_step_is_finished_by_running_it_a
 ) -> None:
     source, _, c2 = two_compactions(engine, tmp_path / "source")
     before = source.read()
-    reference = open_core(copy_table(source.path, tmp_path / "reference"))
-    steps = count_steps(lambda: rollback_compaction(reference.table, c2, completed=True))
+    steps = stopped_at_each_step_then_finished(
+        source,
+        tmp_path,
+        lambda table: rollback_compaction(table, c2, completed=True),
+        reads_while_stopped=before,
+        through_last=True,
+    )
     assert steps >= 5  # rollback instant, commit, base file, links, plan files
-    for n in range(1, steps + 1):
-        t = open_core(copy_table(source.path, tmp_path / f"stopped-{n}"))
-        stopped_after(n, lambda t=t: rollback_compaction(t.table, c2, completed=True))  # type: ignore[misc]
-        assert t.read() == before, n
-        rollback_compaction(t.table, c2, completed=True)
-        assert data_files(t.path) == data_files(reference.path), n
-        assert timeline_files(t.path) == timeline_files(reference.path), n
-        assert leftovers(t.path) == [], n
-        assert t.read() == before, n
+    assert open_core(tmp_path / "reference").read() == before
 
 
 def test_a_write_that_took_an_unused_carry_log_name_keeps_the_compaction(engine: Engine, tmp_path: Path) -> None:

@@ -18,25 +18,13 @@ from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.event_stream import StreamSpec, generate
-from hudi_meta.index.db import make_engine
-from hudi_meta.index.migrate import upgrade
 from hudi_meta.table.rollback import rollback_compaction
 from hudi_meta.table.table import HudiTable
 from tests.compaction.helpers import append, write_events
 from tests.compaction.undo_helpers import leftovers
+from tests.crashes import Crash, crash_at
 from tests.spark.model import rows_of
 from tests.spark.test_writer import hudi_rs
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    return make_engine(url)
-
-
-class Crash(Exception):
-    pass
 
 
 @pytest.mark.slow
@@ -51,17 +39,8 @@ def test_unschedule_and_rollback_on_a_spark_table(spark: SparkSession, engine: E
     assert result.instant is not None and result.plan is not None
     assert any(op.symlink_operations for op in result.plan.operations)
     append(spark, path, model, extra[0])  # into the plan's slices
-
-    def crash(step: str) -> None:
-        if step == "after-link":
-            raise Crash(step)
-
-    set_crash_hook(crash)  # the run dies after its first link, on the driver
-    try:
-        with pytest.raises(Crash):
-            compaction.run(spark, HudiTable.open(path), result.instant)
-    finally:
-        set_crash_hook(None)
+    with crash_at(set_crash_hook, "after-link"), pytest.raises(Crash):  # the run dies on the driver
+        compaction.run(spark, HudiTable.open(path), result.instant)
     append(spark, path, model, extra[1])  # a writer while the compaction is inflight
     assert rows_of(HudiTable.open(path).read("snapshot")) == model.rows()
 

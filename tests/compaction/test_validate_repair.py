@@ -12,50 +12,21 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.compaction.admin import repair, validate
-from hudi_meta.compaction.run import run_compaction, set_crash_hook
+from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.file_names import LogFileName
-from hudi_meta.index.db import make_engine
-from hudi_meta.index.migrate import upgrade
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient
 from tests.compaction.core import CoreTable, at, hudi_rs_read, rows
 from tests.compaction.undo_helpers import (
-    copy_table,
-    count_steps,
     data_files,
-    leftovers,
     open_core,
     pending_with_appends,
-    stopped_after,
-    timeline_files,
+    run_until,
+    stopped_at_each_step_then_finished,
 )
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Engine:
-    url = f"sqlite:///{tmp_path / 'store.db'}"
-    upgrade(url)
-    return make_engine(url)
-
-
-class Crash(Exception):
-    pass
-
-
-def crash_run(t: CoreTable, instant: str, step: str) -> None:
-    def hook(at_step: str) -> None:
-        if at_step == step:
-            raise Crash(step)
-
-    set_crash_hook(hook)
-    try:
-        with pytest.raises(Crash):
-            run_compaction(t.table, instant)
-    finally:
-        set_crash_hook(None)
 
 
 def write_into_slice(
@@ -86,7 +57,7 @@ def test_a_plan_that_can_run_is_valid(engine: Engine, tmp_path: Path) -> None:
             "error": None,
         }
     ]
-    crash_run(t, instant, "after-link")  # a running compaction's first link is in place: still valid
+    assert run_until(t.table, instant, "after-link")  # a running compaction's first link is in place: still valid
     assert [x.ok for x in validate(t.table, instant)] == [True]
     assert repair(t.table, instant).actions == []
 
@@ -126,7 +97,7 @@ def test_a_wrong_link_of_a_running_compaction_is_deleted_and_made_again_by_the_r
 ) -> None:
     t, instant = pending_with_appends(engine, tmp_path / "t")
     before = t.read()
-    crash_run(t, instant, "after-link")
+    assert run_until(t.table, instant, "after-link")
     op = t.table.compaction_plan(instant).operations[0]
     link = Path(t.path, t.partition, op.symlink_operations[0].symlink)
     assert link.is_symlink()
@@ -234,25 +205,15 @@ def test_a_repair_stopped_after_any_step_is_finished_by_running_it_again(
         write_into_slice(source, instant, 6, rows(("y", 90, 1.0)))
         write_into_slice(source, instant, 7, rows(("y", 92, 2.0)))
     elif case == "relink":
-        crash_run(source, instant, "after-link")
+        assert run_until(source.table, instant, "after-link")
         run_compaction(source.table, instant)
         for s in source.table.compaction_plan(instant).operations[0].symlink_operations:
             Path(source.path, source.partition, s.symlink).unlink()
     else:
         write_into_slice(source, base_instant, 9, rows(("z", 3, 1.0)), instant=str(int(instant) - 1))
-        crash_run(source, instant, "after-base-file")  # a run stopped before it found the late file
-    reference = open_core(copy_table(source.path, tmp_path / "reference"))
-    steps = count_steps(lambda: repair(reference.table, instant))
-    expected = reference.read()
-    assert steps >= 2 and validate(reference.table) == []
-    for n in range(1, steps):
-        t = open_core(copy_table(source.path, tmp_path / f"stopped-{n}"))
-        stopped_after(n, lambda t=t: repair(t.table, instant))  # type: ignore[misc]
-        repair(t.table, instant)
-        assert data_files(t.path) == data_files(reference.path), n
-        assert timeline_files(t.path) == timeline_files(reference.path), n
-        assert leftovers(t.path) == [], n
-        assert t.read() == expected, n
+        assert run_until(source.table, instant, "after-base-file")  # a run stopped before it found the late file
+    steps = stopped_at_each_step_then_finished(source, tmp_path, lambda table: repair(table, instant))
+    assert steps >= 2 and validate(open_core(tmp_path / "reference").table) == []
 
 
 def test_a_writer_file_at_a_lost_link_name_is_reported_never_replaced(engine: Engine, tmp_path: Path) -> None:

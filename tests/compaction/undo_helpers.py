@@ -13,9 +13,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.table import compaction_undo
+from hudi_meta.table.table import HudiTable
 from tests.compaction.core import DEFAULT_PAYLOAD, CoreTable, at, rows
+from tests.crashes import Crash, crash_at
 
 ROLLBACK_FILE = re.compile(r"^\d{17}\.rollback(\.requested|\.inflight)?$")
 
@@ -53,6 +56,44 @@ def stopped_after(n: int, action: Callable[[], Any]) -> None:
     finally:
         compaction_undo.set_crash_hook(None)
     raise AssertionError(f"the action finished before step {n}")
+
+
+def run_until(table: HudiTable, instant: str, step: str) -> bool:
+    """Run compaction `instant` and stop it at crash point `step`, as a kill -9 there would (False: the run
+    finished without reaching the step, e.g. "after-link" in a plan without links)."""
+    with crash_at(set_crash_hook, step):
+        try:
+            run_compaction(table, instant)
+        except Crash:
+            return True
+    return False
+
+
+def stopped_at_each_step_then_finished(
+    source: CoreTable,
+    work: Path,
+    action: Callable[[HudiTable], object],
+    reads_while_stopped: dict[str, Any] | None = None,
+    through_last: bool = False,
+) -> int:
+    """Run `action` (an undo or a repair) on copies of `source`, each stopped after one of its steps as a kill -9
+    would, then run again: every copy must end with the files, timeline and snapshot of an uninterrupted run and
+    nothing left under `.hoodie/.temp`. With `reads_while_stopped`, readers must see those records at every stop.
+    Stops after each step but the last (after which nothing is left to do) unless `through_last`. Returns the
+    action's step count."""
+    reference = open_core(copy_table(source.path, work / "reference"))
+    steps = count_steps(lambda: action(reference.table))
+    for n in range(1, steps + 1 if through_last else steps):
+        t = open_core(copy_table(source.path, work / f"stopped-{n}"))
+        stopped_after(n, lambda t=t: action(t.table))  # type: ignore[misc]
+        if reads_while_stopped is not None:
+            assert t.read() == reads_while_stopped, n
+        action(t.table)
+        assert data_files(t.path) == data_files(reference.path), n
+        assert timeline_files(t.path) == timeline_files(reference.path), n
+        assert leftovers(t.path) == [], n
+        assert t.read() == reference.read(), n
+    return steps
 
 
 def data_files(path: str | Path) -> dict[str, Any]:

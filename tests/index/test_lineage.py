@@ -7,7 +7,6 @@ Expected values come from the files: link names and symlink targets on disk, the
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from hudi_meta.index.queries import link_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.index.states import LinkState
 from tests.compaction.core import CoreTable, at, rows
+from tests.crashes import Crash, crash_at
 
 P = "region=eu"
 
@@ -148,33 +148,8 @@ def test_show_links_records_the_chain_of_a_link_kept_twice(engine: Engine, tmp_p
     assert index_fingerprint(engine, table_id) == _fresh_fingerprint(tmp_path, table, "fresh.db")
 
 
-class Crash(Exception):
-    pass
-
-
-def _crash_at(step: str, after: int = 1) -> None:
-    """Interrupt the next compaction run at the `after`-th time it reaches `step`."""
-    seen = [0]
-
-    def hook(at_step: str) -> None:
-        if at_step == step:
-            seen[0] += 1
-            if seen[0] == after:
-                raise Crash(step)
-
-    set_crash_hook(hook)
-
-
-@pytest.fixture
-def crash_hook() -> Iterator[None]:
-    yield
-    set_crash_hook(None)
-
-
 @pytest.mark.parametrize("mode", ["symlink", "copy"])
-def test_show_links_after_a_crashed_run_says_which_links_exist(
-    engine: Engine, tmp_path: Path, mode: str, crash_hook: None
-) -> None:
+def test_show_links_after_a_crashed_run_says_which_links_exist(engine: Engine, tmp_path: Path, mode: str) -> None:
     assert "after-link" in CRASH_POINTS
     table = _table(tmp_path)
     first, first_links = _planned(engine, table, 50, mode)
@@ -188,8 +163,7 @@ def test_show_links_after_a_crashed_run_says_which_links_exist(
     links = _index(engine, table)
     assert {links[n]["state"] for n in second_links} == {"planned"}  # scheduled, nothing ran
 
-    _crash_at("after-link", after=2)  # two links made, the rest not
-    with pytest.raises(Crash):
+    with crash_at(set_crash_hook, "after-link", after=2), pytest.raises(Crash):  # two links made, the rest not
         run_compaction(table.table, second)
     made = {n for n in second_links if n in _on_disk(table)}
     assert len(made) == 2
@@ -202,21 +176,19 @@ def test_show_links_after_a_crashed_run_says_which_links_exist(
     assert {links[n]["state"] for n in first_links} == {"created"}  # the committed compaction is untouched
     assert index_fingerprint(engine, table_id) == _fresh_fingerprint(tmp_path, table, "fresh-crashed.db")
 
-    set_crash_hook(None)
     run_compaction(table.table, second)  # the run is resumed and commits
     links = _index(engine, table)
     assert {links[n]["state"] for n in second_links} == {"created"}
     assert all(links[n]["via"] is not None for n in second_links)
 
 
-def test_states_of_links_are_the_link_states(engine: Engine, tmp_path: Path, crash_hook: None) -> None:
+def test_states_of_links_are_the_link_states(engine: Engine, tmp_path: Path) -> None:
     """Every state `show links` prints is a LinkState, including a link whose file was cleaned (`removed`)."""
     table = _table(tmp_path)
     first, first_links = _planned(engine, table, 50, "symlink")
     run_compaction(table.table, first)
     second, _ = _planned(engine, table, 150, "symlink")
-    _crash_at("after-link")
-    with pytest.raises(Crash):
+    with crash_at(set_crash_hook, "after-link"), pytest.raises(Crash):
         run_compaction(table.table, second)
     gone = next(iter(first_links))
     (Path(table.path) / P / gone).unlink()  # as a cleaner removes an old slice's link

@@ -12,6 +12,7 @@ import posixpath
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from hudi_meta.table.instant import WRITE_ACTIONS
 from hudi_meta.table.rollback import rollback_compaction, rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.writer import WriteClient, create_table
+from tests.crashes import Crash, crash_at
 from tests.model.model import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, TableModel, Version, at, instant_ms, rows
 
 PARTITIONS = ("part=p0", "part=p1")
@@ -58,10 +60,6 @@ def partition_of(key: str) -> str:
 
 def bucket_of(key: str) -> int:
     return bucket_id(key, BUCKETS, ("id",))
-
-
-class Crash(Exception):
-    """Stands for a kill -9 of the compaction at a crash point."""
 
 
 @dataclass(frozen=True)
@@ -292,28 +290,18 @@ class ModelTable:
         self.check_plan(self.pending)
         return result.instant
 
-    def run(self, crash_at: str | None = None, nth: int = 0) -> None:
-        """Run (or resume) the pending compaction, killed at the `nth` visit of `crash_at` when given."""
+    def run(self, kill_at: str | None = None, nth: int = 0) -> None:
+        """Run (or resume) the pending compaction, killed at the `nth` (from 0) visit of `kill_at` when given."""
         assert self.pending is not None
-        seen = {"n": 0}
-
-        def hook(step: str) -> None:
-            if step == crash_at:
-                if seen["n"] == nth:
-                    raise Crash(step)
-                seen["n"] += 1
-
         before = read_rows(self.table.read("snapshot"))
-        set_crash_hook(hook if crash_at else None)
         try:
-            self.runner(self.table, self.pending.instant)
+            with crash_at(set_crash_hook, kill_at, after=nth + 1) if kill_at else nullcontext():
+                self.runner(self.table, self.pending.instant)
         except Crash:
             self.pending.crashed = True
-            self.log.append(f"run {self.pending.instant}: killed at {crash_at} #{nth}")
+            self.log.append(f"run {self.pending.instant}: killed at {kill_at} #{nth}")
             self.remember_links()
             return
-        finally:
-            set_crash_hook(None)
         self.log.append(f"run {self.pending.instant}: completed")
         after = read_rows(self.table.read("snapshot"))
         assert after == before, "the compaction changed the snapshot: " + _rows_diff(after, before)
