@@ -293,22 +293,19 @@ def oldest_pending(table: HudiTable) -> str:
     return pending[0].requested_time
 
 
-def run_compaction(table: HudiTable, instant: str | None = None, map_tasks: MapTasks = _sequential) -> Instant:
-    """Execute the plan of `instant` (default: the oldest pending one) and commit it."""
-    check_compactable(table)
-    instant = instant or oldest_pending(table)
-    tl = table.timeline
-    state = tl.instant(instant)
-    if state is None or not tl.is_compaction(instant):
-        raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")
-    if state.is_completed:
-        raise HudiMetaError(f"compaction {instant} is already completed")
-    plan: CompactionPlan = table.compaction_plan(instant)
+LAYOUT_ATTEMPTS = 3  # times operations are laid out again when writes land in their slices during a run
+
+
+def _op_keys(ops: Sequence[CompactionOperation]) -> list[tuple[str, str]]:
+    return [(op.partition_path or "", op.file_id) for op in ops]
+
+
+def _context(table: HudiTable, plan: CompactionPlan, instant: str) -> CompactionContext:
+    """The tasks' view of the table now: what is committed decides which log blocks the layout sees."""
     params = plan.strategy.strategy_params if plan.strategy else {}
-    writer = TimelineWriter(table.storage, table.timeline_path)
-    writer.start(Action.COMPACTION, instant)
+    table.reload()
     inputs = table.view_inputs()
-    ctx = CompactionContext(
+    return CompactionContext(
         base_path=table.base_path,
         props=dict(table.config.props),
         instant=instant,
@@ -318,8 +315,33 @@ def run_compaction(table: HudiTable, instant: str | None = None, map_tasks: MapT
         carry=has_carry_log(plan),
         threshold_ms=int(params[THRESHOLD_PARAM]) if THRESHOLD_PARAM in params else None,
     )
-    results = map_tasks(ctx, list(plan.operations))
-    stats = [WriteStat.from_dict(d) for d in results]
+
+
+def _laid_out_before_a_write(
+    table: HudiTable, ctx: CompactionContext, ops: Sequence[CompactionOperation]
+) -> list[CompactionOperation]:
+    """The operations whose layout did not see a write that has committed since into their new slice (a log
+    file of the compaction's instant). Only order-sensitive merges look at those files (`_rest_log_files`)."""
+    if not order_sensitive(TableConfig(ctx.props).merge_spec()):
+        return []
+    table.reload()
+    tl = table.timeline
+    touched: set[tuple[str, str]] = set()
+    for w in tl.completed_writes():
+        if w.requested_time in ctx.completed or tl.is_compaction(w.requested_time):
+            continue
+        for stat in tl.commit_metadata(w).write_stats():
+            parsed = LogFileName.try_parse(stat.file_name)
+            if parsed is not None and parsed.instant == ctx.instant:
+                touched.add((stat.partition_path, parsed.file_id))
+    return [op for op in ops if (op.partition_path or "", op.file_id) in touched]
+
+
+def _commit_metadata(
+    table: HudiTable, plan: CompactionPlan, ctx: CompactionContext, results: Sequence[dict[str, Any]]
+) -> CommitMetadata:
+    """The compaction's commit: the tasks' write stats, the links, the threshold the slices support and the
+    exact flag, and the schema of the newest write."""
     links = [
         {"partition_path": op.partition_path or "", "symlink": s.symlink, "target": s.target}
         for op in plan.operations
@@ -336,14 +358,48 @@ def run_compaction(table: HudiTable, instant: str | None = None, map_tasks: MapT
     if schema:
         extra["schema"] = schema
     metadata = CommitMetadata(compacted=True, operation_type="COMPACT", extra_metadata=extra)
-    for s in stats:
+    for s in (WriteStat.from_dict(d) for d in results):
         metadata.partition_to_write_stats.setdefault(s.partition_path, []).append(s)
-    content = metadata.to_json()
+    return metadata
+
+
+def run_compaction(table: HudiTable, instant: str | None = None, map_tasks: MapTasks = _sequential) -> Instant:
+    """Execute the plan of `instant` (default: the oldest pending one) and commit it."""
+    check_compactable(table)
+    instant = instant or oldest_pending(table)
+    tl = table.timeline
+    state = tl.instant(instant)
+    if state is None or not tl.is_compaction(instant):
+        raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")
+    if state.is_completed:
+        raise HudiMetaError(f"compaction {instant} is already completed")
+    plan: CompactionPlan = table.compaction_plan(instant)
+    params = plan.strategy.strategy_params if plan.strategy else {}
+    writer = TimelineWriter(table.storage, table.timeline_path)
+    writer.start(Action.COMPACTION, instant)
+    ops = list(plan.operations)
+    ctx = _context(table, plan, instant)
+    results = dict(zip(_op_keys(ops), map_tasks(ctx, ops), strict=True))
     check_plan_inputs(table, plan, instant)
     # Links last, right before the commit: until the commit, stock readers merge the pending slice with the
     # one before it and would read a link's records twice (ours skip planned links; see fs_view).
     make_links(table, plan, params.get(MODE_KEY, "symlink"))
     _crash_point("before-commit")
+    for attempt in range(LAYOUT_ATTEMPTS + 1):
+        stale = _laid_out_before_a_write(table, ctx, ops)
+        if not stale:
+            break
+        if attempt == LAYOUT_ATTEMPTS:
+            raise HudiMetaError(
+                f"writes kept landing in the slices of compaction {instant} while it ran (laid out again "
+                f"{LAYOUT_ATTEMPTS} times): run it again"
+            )
+        # a write committed into these slices while the run was going: their layout may no longer keep the
+        # snapshot (compaction/layout.py), so they are laid out again with that write in view
+        log.info("compaction %s: %d operations laid out again after writes into their slices", instant, len(stale))
+        ctx = _context(table, plan, instant)
+        results.update(zip(_op_keys(stale), map_tasks(ctx, stale), strict=True))
+    content = _commit_metadata(table, plan, ctx, [results[k] for k in _op_keys(ops)]).to_json()
     completed = writer.complete(Action.COMPACTION, instant, content)
     table.reload()
     return completed

@@ -302,6 +302,30 @@ class ModelTable:
             self.log.append(f"run {self.pending.instant}: killed at {kill_at} #{nth}")
             self.remember_links()
             return
+        self._completed(before)
+
+    def run_while_writing(self, at_step: str, write: Callable[[], object]) -> None:
+        """Run the pending compaction with a writer committing (`write`) when the run first reaches `at_step`
+        (on the local runner every step is reached in this process; on Spark, steps inside tasks are not)."""
+        assert self.pending is not None
+        before = [read_rows(self.table.read("snapshot"))]
+
+        def hook(step: str) -> None:
+            if step == at_step and len(before) == 1:
+                self.log.append(f"run {self.pending.instant if self.pending else ''}: a write at {at_step}")
+                write()
+                before.append(read_rows(self.table.read("snapshot")))
+
+        set_crash_hook(hook)
+        try:
+            self.runner(self.table, self.pending.instant)
+        finally:
+            set_crash_hook(None)
+        self._completed(before[-1])
+
+    def _completed(self, before: set[Row]) -> None:
+        """The run committed: it changed no record, and the model compacts as the plan says."""
+        assert self.pending is not None
         self.log.append(f"run {self.pending.instant}: completed")
         after = read_rows(self.table.read("snapshot"))
         assert after == before, "the compaction changed the snapshot: " + _rows_diff(after, before)

@@ -169,6 +169,17 @@ class ModelMachine(RuleBasedStateMachine):
         self.table.run(crash, nth)
 
     @precondition(lambda self: self.table.pending is not None)
+    @rule(at_step=st.sampled_from(CRASH_POINTS), data=ops, block_format=block_formats, commit_open=st.booleans())
+    def run_while_a_writer_commits(self, at_step: str, data: list[Op], block_format: str, commit_open: bool) -> None:
+        """A write commits while the compaction runs: into slices already laid out, or not yet (the second
+        writer, begun earlier, commits then if there is one)."""
+        if commit_open and self.table.open_writers:
+            instant = next(iter(self.table.open_writers))
+            self.table.run_while_writing(at_step, lambda: self.table.commit_open_writer(instant))
+        else:
+            self.table.run_while_writing(at_step, lambda: self.table.write(data, block_format))
+
+    @precondition(lambda self: self.table.pending is not None)
     @rule()
     def unschedule(self) -> None:
         self.table.unschedule()

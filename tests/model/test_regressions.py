@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from hudi_meta.compaction.run import LAYOUT_ATTEMPTS, run_compaction, set_crash_hook
+from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.links import EXACT_RESULT_KEY
 from tests.model.harness import ModelTable, Op, hudi_rs_rows, read_rows
 from tests.model.model import DEFAULT_PAYLOAD, EVENT_TIME_PAYLOAD, OVERWRITE_PAYLOAD, at
@@ -183,6 +187,54 @@ def test_a_resumed_compaction_recomputes_its_layout_for_writes_appended_since(tm
         assert snapshot_of(t)["k16"] == (at(62), 0.0)
         t.run()  # asserts that the snapshot is unchanged
         assert snapshot_of(t)["k16"] == (at(62), 0.0)
+        t.check_reads(first)
+    finally:
+        t.close()
+
+
+@pytest.mark.parametrize("at_step", ["after-base-file", "before-commit"])
+def test_a_write_committed_while_the_compaction_runs_is_in_its_layout(tmp_path: Path, at_step: str) -> None:
+    """The same rule and table as above, with the write committed while the run goes on (a writer beside the
+    executor) instead of between a killed run and its resume: the layout made before the write would change k16
+    to 77, so the run lays that slice out again before it commits."""
+    t = ModelTable(str(tmp_path / "t"), OVERWRITE_PAYLOAD)
+    try:
+        t.bootstrap([Op("k00", 0, 1.0), Op("k01", 0, 1.0), Op("k10", 30, 1.0), Op("k11", 47, 1.0), Op("k16", 77, 0.0)])
+        t.write([Op(k, 5, 2.0) for k in ("k00", "k01", "k10", "k11", "k02", "k12", "k14", "k20")])
+        assert t.schedule(48, "copy", exact=True) is not None
+        t.run_while_writing(at_step, lambda: t.write([Op("k16", 62, 0.0)]))  # asserts the snapshot is unchanged
+        assert snapshot_of(t)["k16"] == (at(62), 0.0)
+        assert any(f"a write at {at_step}" in line for line in t.log)
+        t.check_reads(first)
+    finally:
+        t.close()
+
+
+def test_writes_into_the_slices_at_every_layout_stop_the_run_and_a_rerun_commits(tmp_path: Path) -> None:
+    """A compaction whose slices gain a write after every layout gives up after LAYOUT_ATTEMPTS more layouts,
+    in one line and with nothing committed; run again once the writes stop, it commits and keeps the snapshot."""
+    t = ModelTable(str(tmp_path / "t"), OVERWRITE_PAYLOAD)
+    try:
+        t.bootstrap([Op("k00", 0, 1.0), Op("k10", 30, 1.0), Op("k16", 77, 0.0)])
+        t.write([Op(k, 5, 2.0) for k in ("k00", "k10", "k16")])
+        instant = t.schedule(48, "copy", exact=True)
+        assert instant is not None
+        writes: list[str] = []
+
+        def writer(step: str) -> None:
+            if step == "after-base-file":
+                writes.append(t.write([Op("k16", 50 + len(writes), 0.0)]))
+
+        set_crash_hook(writer)
+        try:
+            with pytest.raises(HudiMetaError, match=f"writes kept landing in the slices of compaction {instant}"):
+                run_compaction(t.table, instant)
+        finally:
+            set_crash_hook(None)
+        assert len(writes) >= LAYOUT_ATTEMPTS + 1  # the first layout and each one made again (of k16's slice)
+        assert not t.table.timeline.is_completed(instant)
+        t.run()  # asserts the snapshot is unchanged
+        assert snapshot_of(t)["k16"] == (at(50 + len(writes) - 1), 0.0)
         t.check_reads(first)
     finally:
         t.close()
