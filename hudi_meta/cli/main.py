@@ -41,6 +41,7 @@ from hudi_meta.cli import (
     freshness_command,
     read_command,
     store_commands,
+    sync_command,
 )
 from hudi_meta.cli.common import EXIT_USAGE, HelpFormatter, Parser, store_label
 from hudi_meta.errors import HudiMetaError
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     clean_command.add_commands(sub)
     check_command.add_commands(sub)
     freshness_command.add_commands(sub)
+    sync_command.add_commands(sub)
     data_commands.add_commands(sub)
     return parser
 

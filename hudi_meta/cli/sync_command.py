@@ -1,0 +1,70 @@
+"""`sync TABLE --mode hms|hiveserver2 --uri URI`: publish the RO freshness into a catalog (design.md section 7).
+
+The table is indexed first and its freshness computed from the store (as `freshness` does); then `<name>_ro` and
+`<name>_rt` are registered if missing, given the partitions they lack, and our properties where they changed.
+`--dry-run` prints what would change and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from hudi_meta.cli.common import Subparsers, add_command
+from hudi_meta.cli.freshness_command import table_freshness
+from hudi_meta.cli.output import write_json
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.sync.catalog import MODES, open_catalog
+from hudi_meta.sync.hive_sync import sync_table
+from hudi_meta.table.table import HudiTable
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"expected seconds between 0 and 3600, got {text}")
+    return value
+
+
+def add_commands(sub: Subparsers) -> None:
+    cmd = add_command(sub, "sync", sync_command, "publish the read-optimized freshness to a Hive metastore")
+    cmd.add_argument("table", help="table base path")
+    cmd.add_argument("--mode", required=True, choices=MODES, help="hms: metastore Thrift; hiveserver2: SQL (PyHive)")
+    cmd.add_argument("--uri", required=True, help="thrift://host:9083 (hms) or host:10000 (hiveserver2)")
+    cmd.add_argument("--database", help="database (default: the table's hoodie.database.name, else default)")
+    cmd.add_argument("--table", dest="name", help="register as NAME_ro and NAME_rt (default: hoodie.table.name)")
+    cmd.add_argument("--timeout", type=positive_seconds, default=30.0, help="seconds to wait for each catalog call")
+    cmd.add_argument(
+        "--sync-as-datasource",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="register the spark.sql.sources.* properties, as HiveSyncTool does by default (Spark then needs "
+        "the Hudi bundle to open the table)",
+    )
+    cmd.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
+    cmd.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def sync_command(args: argparse.Namespace) -> int:
+    for option, value in (("--database", args.database), ("--table", args.name)):
+        if value is not None and not value.replace("_", "").isalnum():
+            raise HudiMetaError(f"{option} {value!r}: use letters, digits and underscores")
+    table = HudiTable.open(args.table)
+    fresh = table_freshness(args.db, args.table)
+    catalog = open_catalog(args.mode, args.uri, timeout_s=args.timeout)
+    try:
+        report = sync_table(catalog, table, fresh, args.database, args.name, args.dry_run, args.sync_as_datasource)
+    finally:
+        catalog.close()
+    if args.json:
+        write_json([report.as_dict()])
+        return 0
+    verb = "would" if args.dry_run else "did"
+    if not report.actions:
+        print(f"{', '.join(report.tables)}: up to date (nothing written)")
+    for action in report.actions:
+        detail = ", ".join(f"{k}={'(removed)' if v is None else v}" for k, v in action.detail.items())
+        print(f"{verb} {action.operation} {action.target}{': ' + detail if detail else ''}")
+    return 0

@@ -1,0 +1,135 @@
+"""The one small interface every catalog client implements (`hms`: the metastore's Thrift API; `hiveserver2`:
+SQL through PyHive), the plain records it speaks in, and retries with backoff around its calls.
+
+Clients are imported lazily: without the `hive` extra a sync fails in one line naming the install command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+from hudi_meta.errors import HudiMetaError
+
+HIVE_EXTRA = "pip install 'hudi-meta[hive]'"
+MODES = ("hms", "hiveserver2")
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+
+
+@dataclass(frozen=True)
+class Partition:
+    values: tuple[str, ...]
+    location: str
+
+
+@dataclass(frozen=True)
+class CatalogTable:
+    """A table as registered (or to register): storage descriptor, serde and table properties."""
+
+    database: str
+    name: str
+    columns: tuple[Column, ...]
+    partition_columns: tuple[Column, ...]
+    location: str
+    input_format: str
+    output_format: str
+    serde: str
+    serde_properties: Mapping[str, str] = field(default_factory=dict)
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+class CatalogUnavailableError(Exception):
+    """The catalog could not be reached or dropped the connection (worth a retry)."""
+
+
+class Catalog(Protocol):
+    """What a sync needs from a catalog. `set_properties` merges: keys mapped to None are removed, every other
+    property stays as it is."""
+
+    def database_exists(self, database: str) -> bool: ...
+
+    def create_database(self, database: str) -> None: ...
+
+    def get_table(self, database: str, name: str) -> CatalogTable | None: ...
+
+    def create_table(self, table: CatalogTable) -> None: ...
+
+    def set_properties(self, database: str, name: str, changes: Mapping[str, str | None]) -> None: ...
+
+    def partition_values(self, database: str, name: str) -> set[tuple[str, ...]]: ...
+
+    def add_partitions(self, database: str, name: str, partitions: list[Partition]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 5
+    first_wait_s: float = 0.5
+    max_wait_s: float = 8.0
+
+
+def with_retries(uri: str, policy: RetryPolicy, reconnect: Callable[[], None], call: Callable[[], T]) -> T:
+    """`call()`, retried with exponential backoff while the catalog is unavailable (reconnecting before each
+    retry); then one error naming the catalog and the last failure."""
+    import tenacity
+
+    def before_retry(state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        log.warning("catalog %s: %s (attempt %d of %d)", uri, error, state.attempt_number, policy.attempts)
+        with contextlib.suppress(CatalogUnavailableError):  # the next attempt fails the same way and is counted
+            reconnect()
+
+    retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(CatalogUnavailableError),
+        stop=tenacity.stop_after_attempt(policy.attempts),
+        wait=tenacity.wait_exponential(multiplier=policy.first_wait_s, max=policy.max_wait_s),
+        before_sleep=before_retry,
+        reraise=True,
+    )
+    try:
+        return retrying(call)
+    except CatalogUnavailableError as e:
+        raise HudiMetaError(f"catalog {uri} unavailable after {policy.attempts} attempts: {e}") from e
+
+
+def open_catalog(mode: str, uri: str, policy: RetryPolicy | None = None, timeout_s: float = 30) -> Catalog:
+    """A connected client for `mode` at `uri` (`thrift://host:port` for hms, `host:port` or `hive://host:port`
+    for hiveserver2)."""
+    modules = {"hms": "hudi_meta.sync.hms", "hiveserver2": "hudi_meta.sync.hiveserver2"}
+    if mode not in modules:
+        raise HudiMetaError(f"unknown sync mode {mode!r} (use {' or '.join(MODES)})")
+    try:
+        module = importlib.import_module(modules[mode])
+    except ImportError as e:
+        raise HudiMetaError(f"sync --mode {mode} needs the hive extra ({e.name} is missing): {HIVE_EXTRA}") from e
+    catalog: Catalog = module.connect(uri, policy or RetryPolicy(), timeout_s)
+    return catalog
+
+
+def host_port(uri: str, schemes: tuple[str, ...], default_port: int) -> tuple[str, int]:
+    """`scheme://host:port` or `host:port` -> (host, port), with one clear error for anything else."""
+    rest = uri
+    for scheme in schemes:
+        if uri.startswith(f"{scheme}://"):
+            rest = uri[len(scheme) + 3 :]
+            break
+    else:
+        if "://" in uri:
+            raise HudiMetaError(f"catalog URI {uri!r}: expected {' or '.join(s + '://' for s in schemes)}host:port")
+    host, _, port = rest.rstrip("/").partition(":")
+    if not host or (port and not port.isdigit()) or (port and not 0 < int(port) < 65536):
+        raise HudiMetaError(f"catalog URI {uri!r}: expected host:port with a port from 1 to 65535")
+    return host, int(port) if port else default_port

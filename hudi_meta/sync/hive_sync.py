@@ -1,0 +1,130 @@
+"""Sync a Merge-On-Read table's RO freshness into a catalog (design.md section 7).
+
+Each of `<name>_ro` and `<name>_rt` is brought to the wanted state in an order a crash can interrupt anywhere:
+register the table if missing (Hudi's properties, none of ours), add the partitions it lacks, then change our
+properties in one alter. The properties are the claim, so they come last; every step compares with what the
+catalog holds, so the next sync finishes whatever a failed one left, and a sync with nothing to change writes
+nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.avro_arrow import arrow_schema_from_avro_json
+from hudi_meta.freshness import Freshness
+from hudi_meta.sync.catalog import Catalog, CatalogTable, Partition
+from hudi_meta.sync.hive_schema import sync_definitions
+from hudi_meta.sync.properties import changes, published
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import META_COLUMNS
+
+
+@dataclass
+class SyncAction:
+    operation: str  # create_database, create_table, add_partitions, set_properties
+    target: str  # database or database.table
+    detail: Mapping[str, str | None] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"operation": self.operation, "target": self.target, "detail": dict(self.detail)}
+
+
+@dataclass
+class SyncReport:
+    tables: list[str]
+    actions: list[SyncAction]
+    dry_run: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {"tables": self.tables, "dry_run": self.dry_run, "actions": [a.as_dict() for a in self.actions]}
+
+
+def table_schema(table: HudiTable) -> pa.Schema:
+    """The schema HiveSyncTool registers: the latest commit's (meta columns first), else the newest base file's."""
+    tl = table.timeline
+    for instant in reversed(tl.completed_writes()):
+        schema_json = tl.commit_metadata(instant).schema
+        if schema_json:
+            schema = arrow_schema_from_avro_json(schema_json)
+            meta = [pa.field(name, pa.string()) for name in META_COLUMNS if name not in schema.names]
+            return pa.schema(meta + list(schema))
+    schema = table.arrow_schema()
+    if schema is None:
+        raise HudiMetaError(f"{table.base_path} has no committed data yet: nothing to register")
+    return schema
+
+
+def last_commit_time(table: HudiTable) -> str | None:
+    """`last_commit_time_sync` as HiveSyncTool sets it: the latest completed instant of the commits timeline."""
+    writes = table.timeline.completed_writes()
+    return writes[-1].requested_time if writes else None
+
+
+def sync_table(
+    catalog: Catalog,
+    table: HudiTable,
+    freshness: Freshness,
+    database: str | None = None,
+    name: str | None = None,
+    dry_run: bool = False,
+    as_datasource: bool = True,
+) -> SyncReport:
+    if not table.config.is_mor:
+        raise HudiMetaError(
+            f"{table.base_path} is {table.config.table_type}: sync publishes the read-optimized view of "
+            f"MERGE_ON_READ tables"
+        )
+    database = database or table.config.database or "default"
+    name = name or table.config.name
+    if not name:
+        raise HudiMetaError(f"{table.base_path} has no hoodie.table.name: pass --table NAME")
+    partitions = {fg.partition for fg in table.file_groups()}
+    wanted, partition_list = sync_definitions(
+        table_schema(table), table.config.partition_fields, partitions, table.base_path, database, name, as_datasource
+    )
+    properties = published(freshness, last_commit_time(table))
+    report = SyncReport([f"{database}.{t.name}" for t in wanted], [], dry_run)
+    database_exists = catalog.database_exists(database)
+    if not database_exists:
+        report.actions.append(SyncAction("create_database", database))
+        if not dry_run:
+            catalog.create_database(database)
+    for definition in wanted:
+        existing = catalog.get_table(database, definition.name) if database_exists else None
+        _sync_one(catalog, definition, existing, partition_list, properties, report)
+    return report
+
+
+def _sync_one(
+    catalog: Catalog,
+    definition: CatalogTable,
+    existing: CatalogTable | None,
+    partition_list: list[Partition],
+    properties: Mapping[str, str | None],
+    report: SyncReport,
+) -> None:
+    target = f"{definition.database}.{definition.name}"
+    if existing is None:
+        report.actions.append(SyncAction("create_table", target))
+        if not report.dry_run:
+            catalog.create_table(definition)
+        current: Mapping[str, str] = dict(definition.properties)
+        have: set[tuple[str, ...]] = set()
+    else:
+        current = existing.properties
+        have = catalog.partition_values(definition.database, definition.name) if existing.partition_columns else set()
+    missing = [p for p in partition_list if p.values not in have]
+    if missing:
+        report.actions.append(SyncAction("add_partitions", target, {"/".join(p.values): p.location for p in missing}))
+        if not report.dry_run:
+            catalog.add_partitions(definition.database, definition.name, missing)
+    diff = changes(current, properties)
+    if diff:
+        report.actions.append(SyncAction("set_properties", target, diff))
+        if not report.dry_run:
+            catalog.set_properties(definition.database, definition.name, diff)

@@ -1,0 +1,42 @@
+"""The TBLPROPERTIES a sync publishes (design.md section 7), and what must change on a registered table: pure.
+
+Freshness comes only from completed instants (`hudi_meta.freshness`); a key whose value is unknown now (no
+event-time compaction left after a rollback, a watermark that cannot be known) is removed rather than left
+stating an old value: the published freshness never overstates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hudi_meta.freshness import Freshness
+from hudi_meta.times import format_time_ms
+
+PREFIX = "hoodie.ro.event.time."
+THRESHOLD = PREFIX + "threshold"
+THRESHOLD_MS = PREFIX + "threshold.ms"
+WATERMARK = PREFIX + "watermark"
+WATERMARK_MS = PREFIX + "watermark.ms"
+COMPACTION_INSTANT = PREFIX + "compaction.instant"
+EXACT = PREFIX + "exact"
+LAST_COMMIT_TIME_SYNC = "last_commit_time_sync"
+FRESHNESS_KEYS = (THRESHOLD, THRESHOLD_MS, WATERMARK, WATERMARK_MS, COMPACTION_INSTANT, EXACT)
+
+
+def published(f: Freshness, last_commit_time: str | None) -> dict[str, str | None]:
+    """Our keys and their values now (None: the key must not be there)."""
+    threshold, watermark = f.threshold_ms, f.watermark_ms
+    return {
+        THRESHOLD: format_time_ms(threshold) if threshold is not None else None,
+        THRESHOLD_MS: str(threshold) if threshold is not None else None,
+        WATERMARK: format_time_ms(watermark) if watermark is not None else None,
+        WATERMARK_MS: str(watermark) if watermark is not None else None,
+        COMPACTION_INSTANT: f.compaction_instant,
+        EXACT: (str(f.exact).lower() if f.compaction_instant is not None else None),
+        LAST_COMMIT_TIME_SYNC: last_commit_time,
+    }
+
+
+def changes(current: Mapping[str, str], wanted: Mapping[str, str | None]) -> dict[str, str | None]:
+    """The keys to set (or remove, None) so that `current` shows `wanted`; empty when nothing changed."""
+    return {k: v for k, v in wanted.items() if current.get(k) != v and not (v is None and k not in current)}
