@@ -18,6 +18,8 @@ from hudi_meta.errors import HudiMetaError
 HIVE_EXTRA = "pip install 'hudi-meta[hive]'"
 MODES = ("hms", "hiveserver2")
 log = logging.getLogger(__name__)
+# thrift logs every failed connect at ERROR, then raises: the failure reaches the user once, in our error line
+logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
 T = TypeVar("T")
 
 
@@ -88,7 +90,7 @@ def with_retries(uri: str, policy: RetryPolicy, reconnect: Callable[[], None], c
 
     def before_retry(state: tenacity.RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
-        log.warning("catalog %s: %s (attempt %d of %d)", uri, error, state.attempt_number, policy.attempts)
+        log.info("catalog %s: %s (attempt %d of %d)", uri, error, state.attempt_number, policy.attempts)
         with contextlib.suppress(CatalogUnavailableError):  # the next attempt fails the same way and is counted
             reconnect()
 

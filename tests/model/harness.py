@@ -36,6 +36,8 @@ from hudi_meta.index.freshness_inputs import completed_compactions, pending_bloc
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.planning.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
+from hudi_meta.sync.hive_sync import sync_table
+from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
 from hudi_meta.table.check import UNCOMMITTED_LINK, check_files
 from hudi_meta.table.cleaned import CleanedDataError
@@ -45,6 +47,7 @@ from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.writer import WriteClient, create_table
 from tests.crashes import Crash, crash_at
 from tests.model.model import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, TableModel, Version, at, instant_ms, rows
+from tests.sync.memory_catalog import MemoryCatalog
 
 PARTITIONS = ("part=p0", "part=p1")
 BUCKETS = 2
@@ -156,6 +159,7 @@ class ModelTable:
         )
         self.engine = new_engine(self.root, "store.db")
         self.file_ids: dict[tuple[str, int], str] = {}
+        self.catalog = MemoryCatalog()
 
     def close(self) -> None:
         for w in self.open_writers.values():
@@ -519,25 +523,47 @@ class ModelTable:
         self.check_freshness(indexer.table_id)
 
     def check_freshness(self, table_id: int) -> None:
-        """Freshness from the index (issue 11) keeps the promise against the model: every key whose current
-        version has an event time below the watermark has that version in RO; the threshold is the one the
-        newest event-time compaction on the active timeline published (none for an archived one)."""
+        """Freshness from the index (issue 11) keeps the promise against the model (`check_promise`)."""
         f = freshness(completed_compactions(self.engine, table_id), pending_blocks(self.engine, table_id), 0)
+        self.check_promise(f.compaction_instant, f.threshold_ms, f.watermark_ms)
+
+    def check_promise(self, instant: str | None, threshold_ms: int | None, watermark_ms: int | None) -> None:
+        """A freshness (computed or published) keeps the promise: every key whose current version has an event
+        time below the watermark has that version in RO; the threshold is the one the newest event-time
+        compaction on the active timeline published (none for an archived one)."""
         last = self.last_event_time_compaction
         if last is None or self.table.timeline.instant(last[0]) is None:
-            assert f.threshold_ms is None or self.archived, f"freshness from nowhere: {f}"
+            assert threshold_ms is None or self.archived, f"freshness from nowhere: {instant} {threshold_ms}"
         else:
-            assert (f.compaction_instant, f.threshold_ms) == (last[0], last[1]), (f, last)
-        if f.watermark_ms is None:
+            assert (instant, threshold_ms) == (last[0], last[1]), (instant, threshold_ms, last)
+        if watermark_ms is None:
             return
-        assert f.threshold_ms is not None and f.watermark_ms <= f.threshold_ms
+        assert threshold_ms is not None and watermark_ms <= threshold_ms
         ro = self.model.read_optimized()
         for key, version in self.model.snapshot().items():
-            if version.event_time < f.watermark_ms:
+            if version.event_time < watermark_ms:
                 assert ro.get(key) == version, (
-                    f"{key} {version.row} is below the watermark {f.watermark_ms} but RO has "
+                    f"{key} {version.row} is below the watermark {watermark_ms} but RO has "
                     f"{ro[key].row if key in ro else None}"
                 )
+
+    def sync(self) -> None:
+        """`hudi-meta sync` into a catalog: what it publishes keeps the promise, the tables have every partition
+        of the table, and a second sync changes nothing."""
+        indexer = Indexer(self.engine, self.table)
+        indexer.run()
+        assert indexer.table_id is not None
+        table_id = indexer.table_id
+        f = freshness(completed_compactions(self.engine, table_id), pending_blocks(self.engine, table_id), 0)
+        report = sync_table(self.catalog, self.table, f, "db", "events")
+        self.log.append(f"sync: {[(a.operation, a.target) for a in report.actions]}")
+        partitions = {tuple(p.split("=", 1)[1] for p in fg.partition.split("/")) for fg in self.table.file_groups()}
+        for name in ("events_ro", "events_rt"):
+            props = self.catalog.tables[("db", name)].properties
+            threshold, watermark = (int(props[k]) if k in props else None for k in (THRESHOLD_MS, WATERMARK_MS))
+            self.check_promise(props.get(COMPACTION_INSTANT), threshold, watermark)
+            assert self.catalog.partition_values("db", name) >= partitions
+        assert sync_table(self.catalog, self.table, f, "db", "events").actions == []
 
     # ---- checks -----------------------------------------------------------------------------------------
 

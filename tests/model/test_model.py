@@ -208,6 +208,10 @@ class ModelMachine(RuleBasedStateMachine):
     def index(self) -> None:
         self.table.check_index()
 
+    @rule()
+    def sync(self) -> None:
+        self.table.sync()
+
     @invariant()
     def reads_equal_the_model(self) -> None:
         if self.t is not None:

@@ -1,0 +1,68 @@
+"""`hudi-meta sync` as a user runs it: one line on stdout per change, and one error line with exit 2 for bad
+input or a catalog that cannot be reached."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from hudi_meta.sync.local_servers import free_port
+from tests.cli.helpers import cli
+from tests.compaction.core import CoreTable, rows
+from tests.sync.helpers import compacted_table, raw_table
+
+
+@pytest.mark.slow
+def test_sync_prints_what_it_did_then_that_nothing_changed(engine: Engine, tmp_path: Path, metastore_uri: str) -> None:
+    t, instant = compacted_table(tmp_path / "t", engine)
+    db = "cli_" + uuid.uuid4().hex[:10]
+    args = ["--db", str(engine.url), "sync", t.path, "--mode", "hms", "--uri", metastore_uri, "--database", db]
+    dry = cli(*args, "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)[0]["dry_run"] is True
+    first = cli(*args, "--table", "events")
+    assert first.returncode == 0, first.stderr
+    assert f"did create_table {db}.events_ro" in first.stdout
+    assert raw_table(metastore_uri, db, "events_rt").parameters["hoodie.ro.event.time.compaction.instant"] == instant
+    second = cli(*args, "--table", "events")
+    assert second.returncode == 0
+    assert second.stdout.strip() == f"{db}.events_ro, {db}.events_rt: up to date (nothing written)"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--mode", "glue", "--uri", "x:1"], "invalid choice: 'glue'"),
+        (["--mode", "hms", "--uri", "http://127.0.0.1:9083"], "expected thrift://host:port"),
+        (["--mode", "hms", "--uri", "thrift://127.0.0.1:99999"], "a port from 1 to 65535"),
+        (["--mode", "hms", "--uri", "thrift://127.0.0.1:1", "--database", "a;b"], "--database 'a;b'"),
+        (["--mode", "hms", "--uri", "thrift://127.0.0.1:1", "--timeout", "0"], "expected seconds between 0 and 3600"),
+    ],
+)
+def test_bad_arguments_get_one_line(engine: Engine, tmp_path: Path, extra: list[str], message: str) -> None:
+    t = CoreTable(tmp_path / "t")
+    t.write(rows(("a", 1, 1.0)))
+    out = cli("--db", str(engine.url), "sync", t.path, *extra)
+    assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_an_unreachable_metastore_gets_retries_then_one_line(engine: Engine, tmp_path: Path) -> None:
+    t = CoreTable(tmp_path / "t")
+    t.write(rows(("a", 1, 1.0)))
+    uri = f"thrift://127.0.0.1:{free_port()}"
+    out = cli("--db", str(engine.url), "sync", t.path, "--mode", "hms", "--uri", uri, "--timeout", "1")
+    assert out.returncode == 2
+    port = uri.rsplit(":", 1)[1]
+    assert out.stderr.strip().splitlines() == [
+        f"hudi-meta: error: catalog {uri} unavailable after 5 attempts: cannot connect to 127.0.0.1:{port}: "
+        f"Could not connect to any of [('127.0.0.1', {port})]"
+    ]
+
+
+def test_a_missing_table_or_a_copy_on_write_table_is_refused(engine: Engine, tmp_path: Path) -> None:
+    out = cli("--db", str(engine.url), "sync", str(tmp_path / "nope"), "--mode", "hms", "--uri", "thrift://x:1")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
