@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
+from workspace import T0, records
 
 from hudi_meta.compaction.admin import validate
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
@@ -39,19 +39,6 @@ from hudi_meta.index.migrate import upgrade
 from hudi_meta.table.rollback import rollback_compaction
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, create_table
-
-T0 = 1_767_225_600_000
-
-
-def records(keys: list[str], seconds: int, part: str) -> pa.Table:
-    return pa.table(
-        {
-            "id": keys,
-            "ts": pa.array([T0 + seconds * 1000] * len(keys), pa.int64()),
-            "part": [part] * len(keys),
-            "amount": [float(seconds)] * len(keys),
-        }
-    )
 
 
 def build(path: Path, file_groups: int, partitions: int, store_url: str) -> str:

@@ -17,6 +17,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from sqlalchemy import Connection, Engine, Table, create_engine, make_url, pool, text
 
 from hudi_meta.index.db import make_engine
@@ -26,6 +27,7 @@ from hudi_meta.index.models import file_group_table, file_slice_table, hudi_tabl
 PG_ADMIN_URL = os.environ.get("HUDI_META_TEST_PG", "postgresql+psycopg://root@127.0.0.1:5432/postgres")
 BACKENDS = ("sqlite", "postgresql")
 INSERT_CHUNK = 20_000  # rows per INSERT on SQLite
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z: event times of generated records are T0 + seconds
 
 
 @contextmanager
@@ -128,3 +130,15 @@ def _copy_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> No
     with cursor, cursor.copy(f"COPY {table.name} ({quoted}) FROM STDIN") as copy:
         for row in rows:
             copy.write_row([row[c] for c in columns])
+
+
+def records(keys: list[str], seconds: int, part: str) -> pa.Table:
+    """Rows (id, ts, part, amount) of partition `part`, all at event time T0 + `seconds`."""
+    return pa.table(
+        {
+            "id": keys,
+            "ts": pa.array([T0 + seconds * 1000] * len(keys), pa.int64()),
+            "part": [part] * len(keys),
+            "amount": [float(seconds)] * len(keys),
+        }
+    )

@@ -67,7 +67,33 @@ def run_quickstart(workdir: Path, batches: int = 6, rows: int = 500) -> None:
         f"   read-optimized view: {len(old) - len(missing)} of the {len(old)} records with event time <= T "
         f"({ro.num_rows} rows in all){'' if missing else ' - all of them'}"
     )
-    print("4. catalog sync and the web UI are not built yet; see the README")
-    print(f"   explore: hudi-meta --db {url} show plans|links|blocks {path}")
     engine.dispose()
     spark.stop()
+    sync_to_local_metastore(workdir, url, path)
+    print("5. the web UI is not built yet; see the README")
+    print(f"   explore: hudi-meta --db {url} show plans|links|blocks {path}")
+    print(f"            hudi-meta --db {url} freshness {path}")
+
+
+def sync_to_local_metastore(workdir: Path, url: str, path: str) -> None:
+    """Start a Hive metastore from the pyspark jars in the work folder, sync the table into it and read the
+    published properties back from the metastore."""
+    from hudi_meta.cli.freshness_command import table_freshness
+    from hudi_meta.sync.catalog import open_catalog
+    from hudi_meta.sync.hive_sync import sync_table
+    from hudi_meta.sync.local_servers import metastore
+    from hudi_meta.sync.properties import FRESHNESS_KEYS
+
+    server = metastore(workdir / "metastore").start()
+    uri = f"thrift://127.0.0.1:{server.port}"
+    try:
+        catalog = open_catalog("hms", uri)
+        report = sync_table(catalog, HudiTable.open(path), table_freshness(url, path))
+        registered = catalog.get_table("default", "events_ro")
+        catalog.close()
+        print(f"4. synced into a Hive metastore at {uri} (Derby, in {workdir / 'metastore'}):")
+        print(f"   {len(report.actions)} changes; {', '.join(report.tables)} now say:")
+        for key in FRESHNESS_KEYS:
+            print(f"   {key} = {registered.properties.get(key) if registered else None}")
+    finally:
+        server.stop()

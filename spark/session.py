@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -37,4 +38,7 @@ def spark_session(master: str = "local[2]", app_name: str = "hudi-meta", **conf:
     )
     for key, value in conf.items():
         builder = builder.config(key.replace("__", "."), value)
+    # PySpark starts local workers with $PYSPARK_PYTHON (else `python3` on PATH), not with spark.pyspark.python:
+    # from a virtualenv that is not activated, `python3` would be another interpreter, without hudi_meta
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     return builder.getOrCreate()

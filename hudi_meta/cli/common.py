@@ -17,10 +17,12 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import make_engine, resolve_db_url
 from hudi_meta.index.migrate import current_revision
+from hudi_meta.sync.catalog import HIVE_EXTRA
 
 EXIT_USAGE = 2
 SPARK_EXTRA = "pip install 'hudi-meta[spark]'"
 SPARK_MODULES = ("pyspark", "pandas")  # what the `spark` extra installs
+HIVE_MODULES = ("pymetastore", "pyhive", "tenacity")  # what the `hive` extra installs
 
 Command = Callable[[argparse.Namespace], int]
 Subparsers = Any  # argparse's _SubParsersAction (private generic)
@@ -124,6 +126,13 @@ def require_spark(what: str) -> None:
     missing = [m for m in SPARK_MODULES if importlib.util.find_spec(m) is None]
     if missing:
         raise HudiMetaError(f"{what} needs Spark ({', '.join(missing)} not installed): {SPARK_EXTRA}")
+
+
+def require_hive(what: str) -> None:
+    """Refuse before doing anything when the `hive` extra (catalog clients) is not installed."""
+    missing = [m for m in HIVE_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise HudiMetaError(f"{what} needs the catalog clients ({', '.join(missing)} not installed): {HIVE_EXTRA}")
 
 
 def split_columns(text: str | None) -> list[str] | None:

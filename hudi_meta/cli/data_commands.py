@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from hudi_meta.cli.common import Choice, Subparsers, add_command, require_spark
+from hudi_meta.cli.common import Choice, Subparsers, add_command, require_hive, require_spark
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.event_stream import StreamSpec, write_batches
 from hudi_meta.quickstart import run_quickstart
@@ -99,5 +99,6 @@ def generate_command(args: argparse.Namespace) -> int:
 
 def quickstart_command(args: argparse.Namespace) -> int:
     require_spark("quickstart")
+    require_hive("quickstart")
     run_quickstart(Path(args.workdir).resolve())
     return 0

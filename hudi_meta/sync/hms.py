@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -46,6 +47,7 @@ class HmsCatalog:
         self.timeout_s = timeout_s
         self.transport: TTransport.TBufferedTransport | None = None
         self.client: Any = None
+        self.calls: Counter[str] = Counter()  # Thrift calls made, by method (benchmarks and metrics)
         self._call(lambda: None)  # connect now: a wrong URI fails here, in one line
 
     # ---- connection -------------------------------------------------------------------------------
@@ -60,7 +62,7 @@ class HmsCatalog:
         except UNAVAILABLE as e:
             raise CatalogUnavailableError(f"cannot connect to {self.host}:{self.port}: {e}") from e
         self.transport = transport
-        self.client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport))
+        self.client = _Counted(ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport)), self.calls)
 
     def _call(self, call: Callable[[], T]) -> T:
         def attempt() -> T:
@@ -212,6 +214,23 @@ class HmsCatalog:
             dbName=database, tblName=name, parts=raw, ifNotExists=True, needResult=False
         )
         self._call(lambda: self.client.add_partitions_req(request))
+
+
+class _Counted:
+    """A Thrift client whose calls are counted by method name."""
+
+    def __init__(self, client: Any, calls: Counter[str]) -> None:
+        self._client = client
+        self._calls = calls
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self._calls[name] += 1
+            return method(*args, **kwargs)
+
+        return call
 
 
 def connect(uri: str, policy: RetryPolicy, timeout_s: float) -> HmsCatalog:

@@ -182,6 +182,10 @@ def test_quickstart(tmp_path: Path) -> None:
     lines = out.stdout.splitlines()
     assert lines[0].startswith("1. demo table") and any(line.startswith("3. event-time compaction") for line in lines)
     assert any(line.endswith("- all of them") for line in lines)
+    assert any(line.startswith("4. synced into a Hive metastore at thrift://127.0.0.1:") for line in lines)
+    published = dict(line.strip().split(" = ") for line in lines if line.startswith("   hoodie.ro.event.time."))
+    assert published["hoodie.ro.event.time.threshold.ms"].isdigit()  # read back from the metastore
+    assert published["hoodie.ro.event.time.compaction.instant"] in out.stdout.split("3. event-time compaction ")[1]
     assert (tmp_path / "qs" / "events" / ".hoodie" / "hoodie.properties").exists()
 
 
