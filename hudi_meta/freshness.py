@@ -99,3 +99,19 @@ def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[Pend
         late_records=sum(b.records for b in late),
         latest_late_instant=max((b.instant for b in late), default=None),
     )
+
+
+def view_for_complete_before(f: Freshness, complete_before_ms: int) -> str | None:
+    """None when the read-optimized view holds every record with an event time before `complete_before_ms`
+    (the watermark is at or after it), else why not: the reader then falls back to the snapshot view."""
+    from hudi_meta.times import format_time_ms
+
+    if f.watermark_ms is not None and f.watermark_ms >= complete_before_ms:
+        return None
+    held = (
+        f"all data before {format_time_ms(f.watermark_ms)} only"
+        if f.watermark_ms is not None
+        else "no freshness guarantee"
+        + (" (blocks of unknown event time)" if f.unknown_event_time_blocks else " (no event-time compaction)")
+    )
+    return f"the read-optimized view holds {held}, not all data before {format_time_ms(complete_before_ms)}"

@@ -7,14 +7,21 @@ stateless file-group reader, so Spark and the core read identically.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
+from sqlalchemy import Engine
 
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.freshness import view_for_complete_before
+from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.table.table import HudiTable, Query, SliceRead
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -53,3 +60,22 @@ def read(spark: SparkSession, base_path: str, query: Query | str = "snapshot") -
     return spark.createDataFrame(slices, "slice string").mapInArrow(
         _SliceReader(table.base_path, query, schema), spark_schema
     )
+
+
+class NotFreshError(HudiMetaError):
+    """The read-optimized view does not hold all data before the time asked for (strict reads)."""
+
+
+def read_complete_before(
+    spark: SparkSession, base_path: str, complete_before_ms: int, store: Engine, strict: bool = False
+) -> DataFrame:
+    """The read-optimized view if it holds every record with an event time before `complete_before_ms` (its
+    watermark, from the metadata store after indexing the table, is at or after it); else the snapshot view,
+    with a warning saying why, or `NotFreshError` when `strict`."""
+    short = view_for_complete_before(indexed_freshness(store, HudiTable.open(base_path)), complete_before_ms)
+    if short is None:
+        return read(spark, base_path, "ro")
+    if strict:
+        raise NotFreshError(short)
+    log.warning("%s: reading the snapshot view instead", short)
+    return read(spark, base_path, "snapshot")

@@ -55,3 +55,17 @@ def test_freshness_comes_from_the_latest_completed_event_time_compaction() -> No
     f = freshness([c for c in done if c.instant != "20250102000000000"], [], now_ms=1000)
     assert (f.threshold_ms, f.watermark_ms, f.exact) == (100, 100, False)
     assert freshness([], [], now_ms=0).watermark_ms is None
+
+
+def test_ro_is_complete_before_t_only_when_the_watermark_is_at_or_after_t() -> None:
+    from hudi_meta.freshness import view_for_complete_before
+
+    f = freshness([CompletedCompaction("c1", 1_000, False)], [PendingBlock("p/l", "p/f/c1", "d2", 600, 1, 10)], 0)
+    assert f.watermark_ms == 600  # a record at 600 ms is not in a base file yet
+    assert view_for_complete_before(f, 600) is None  # every record before 600 ms is in RO
+    assert view_for_complete_before(f, 601) == (
+        "the read-optimized view holds all data before 1970-01-01T00:00:00.600Z only, "
+        "not all data before 1970-01-01T00:00:00.601Z"
+    )
+    none = freshness([], [], 0)
+    assert "no freshness guarantee (no event-time compaction)" in (view_for_complete_before(none, 0) or "")

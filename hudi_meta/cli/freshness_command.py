@@ -7,13 +7,11 @@ one object with epoch milliseconds.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 
 from hudi_meta.cli.common import Subparsers, add_command, open_store
 from hudi_meta.cli.output import write_json
-from hudi_meta.freshness import Freshness, freshness
-from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
-from hudi_meta.index.indexer import Indexer
+from hudi_meta.freshness import Freshness
+from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.table.table import HudiTable
 from hudi_meta.times import format_time_ms
 
@@ -30,15 +28,11 @@ def add_commands(sub: Subparsers) -> None:
 
 def table_freshness(engine_db: str | None, base_path: str, now_ms: int | None = None) -> Freshness:
     """Index the table, then compute its freshness from the store."""
-    table = HudiTable.open(base_path)
     engine = open_store(engine_db)
-    indexer = Indexer(engine, table)
-    indexer.run()
-    assert indexer.table_id is not None
-    now = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
-    result = freshness(completed_compactions(engine, indexer.table_id), pending_blocks(engine, indexer.table_id), now)
-    engine.dispose()
-    return result
+    try:
+        return indexed_freshness(engine, HudiTable.open(base_path), now_ms)
+    finally:
+        engine.dispose()
 
 
 def freshness_command(args: argparse.Namespace) -> int:

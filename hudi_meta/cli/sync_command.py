@@ -37,11 +37,10 @@ def add_commands(sub: Subparsers) -> None:
     cmd.add_argument("--table", dest="name", help="register as NAME_ro and NAME_rt (default: hoodie.table.name)")
     cmd.add_argument("--timeout", type=positive_seconds, default=30.0, help="seconds to wait for each catalog call")
     cmd.add_argument(
-        "--sync-as-datasource",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="register the spark.sql.sources.* properties, as HiveSyncTool does by default (Spark then needs "
-        "the Hudi bundle to open the table)",
+        "--no-sync-as-datasource",
+        action="store_true",
+        help="register no spark.sql.sources.* properties (HiveSyncTool's sync_as_datasource=false): with them, "
+        "as by default, Spark opens the table through the Hudi bundle only",
     )
     cmd.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
     cmd.add_argument("--json", action="store_true", help="one JSON object")
@@ -55,7 +54,8 @@ def sync_command(args: argparse.Namespace) -> int:
     fresh = table_freshness(args.db, args.table)
     catalog = open_catalog(args.mode, args.uri, timeout_s=args.timeout)
     try:
-        report = sync_table(catalog, table, fresh, args.database, args.name, args.dry_run, args.sync_as_datasource)
+        as_datasource = not args.no_sync_as_datasource
+        report = sync_table(catalog, table, fresh, args.database, args.name, args.dry_run, as_datasource)
     finally:
         catalog.close()
     if args.json:

@@ -9,14 +9,17 @@ the target's. Archived compactions keep no commit summary: their threshold is un
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import posixpath
 
 from sqlalchemy import Engine, select
 
-from hudi_meta.freshness import CompletedCompaction, PendingBlock
+from hudi_meta.freshness import CompletedCompaction, Freshness, PendingBlock, freshness
+from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import file_group_table, file_slice_table, instant_table, log_block_table, log_file_table
 from hudi_meta.index.states import BlockStatus, InstantState
+from hudi_meta.table.table import HudiTable
 
 DATA_BLOCK_TYPES = ("avro_data", "parquet_data", "hfile_data")
 
@@ -86,3 +89,12 @@ def pending_blocks(engine: Engine, table_id: int) -> list[PendingBlock]:
             path, slice_key = physical[log_file_id]
             out.append(PendingBlock(path, slice_key, instant or "", min_event_time, records or 0, length))
     return out
+
+
+def indexed_freshness(engine: Engine, table: HudiTable, now_ms: int | None = None) -> Freshness:
+    """Index the table (incrementally), then compute its freshness from the store, as of the files now."""
+    indexer = Indexer(engine, table)
+    indexer.run()
+    assert indexer.table_id is not None
+    now = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    return freshness(completed_compactions(engine, indexer.table_id), pending_blocks(engine, indexer.table_id), now)
