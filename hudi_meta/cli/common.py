@@ -16,7 +16,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import make_engine, resolve_db_url
-from hudi_meta.index.migrate import current_revision
+from hudi_meta.index.migrate import current_revision, head_revision
 from hudi_meta.sync.catalog import HIVE_EXTRA
 
 EXIT_USAGE = 2
@@ -105,8 +105,14 @@ def open_store(db: str | None, must_exist: bool = True) -> Engine:
         if Path(parsed.database).is_dir():
             raise HudiMetaError(f"metadata store {label} is a folder, not a SQLite file")
     try:
-        if must_exist and current_revision(url) is None:
+        revision = current_revision(url)
+        if must_exist and revision is None:
             raise HudiMetaError(f"the metadata store {label} has no schema yet: run `hudi-meta init-db` first")
+        if must_exist and revision is not None and revision != head_revision():
+            raise HudiMetaError(
+                f"the metadata store {label} has schema {revision}, this hudi-meta needs {head_revision()}: "
+                f"run `hudi-meta init-db` to upgrade it"
+            )
         return make_engine(url)
     except SQLAlchemyError as e:
         raise StoreError(label, e) from e

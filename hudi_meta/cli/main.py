@@ -39,6 +39,7 @@ from hudi_meta.cli import (
     compaction_commands,
     data_commands,
     freshness_command,
+    metrics_command,
     read_command,
     store_commands,
     sync_command,
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_command.add_commands(sub)
     freshness_command.add_commands(sub)
     sync_command.add_commands(sub)
+    metrics_command.add_commands(sub)
     data_commands.add_commands(sub)
     return parser
 

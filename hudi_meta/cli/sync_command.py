@@ -8,11 +8,15 @@ The table is indexed first and its freshness computed from the store (as `freshn
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import time
 
-from hudi_meta.cli.common import Subparsers, add_command
-from hudi_meta.cli.freshness_command import table_freshness
+from hudi_meta.cli.common import Subparsers, add_command, open_store
 from hudi_meta.cli.output import write_json
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.freshness_inputs import indexed_freshness
+from hudi_meta.index.registry import table_id_of
+from hudi_meta.index.sync_runs import SyncRun, record_sync_run
 from hudi_meta.sync.catalog import MODES, open_catalog
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.table.table import HudiTable
@@ -51,13 +55,32 @@ def sync_command(args: argparse.Namespace) -> int:
         if value is not None and not value.replace("_", "").isalnum():
             raise HudiMetaError(f"{option} {value!r}: use letters, digits and underscores")
     table = HudiTable.open(args.table)
-    fresh = table_freshness(args.db, args.table)
-    catalog = open_catalog(args.mode, args.uri, timeout_s=args.timeout)
+    engine = open_store(args.db)
     try:
-        as_datasource = not args.no_sync_as_datasource
-        report = sync_table(catalog, table, fresh, args.database, args.name, args.dry_run, as_datasource)
+        fresh = indexed_freshness(engine, table)
+        table_id = table_id_of(engine, table.base_path)
+        assert table_id is not None  # indexed just now
+        started, clock = dt.datetime.now(dt.UTC), time.monotonic()
+        outcome, message, changes = "failed", "", 0
+        try:
+            catalog = open_catalog(args.mode, args.uri, timeout_s=args.timeout)
+            try:
+                as_datasource = not args.no_sync_as_datasource
+                report = sync_table(catalog, table, fresh, args.database, args.name, args.dry_run, as_datasource)
+            finally:
+                catalog.close()
+            outcome, changes = "ok", len(report.actions)
+        except HudiMetaError as e:
+            message = str(e)
+            raise
+        finally:
+            if not args.dry_run:
+                run = SyncRun(
+                    args.mode, args.uri, started, int((time.monotonic() - clock) * 1000), outcome, changes, message
+                )
+                record_sync_run(engine, table_id, run)
     finally:
-        catalog.close()
+        engine.dispose()
     if args.json:
         write_json([report.as_dict()])
         return 0

@@ -221,3 +221,18 @@ freshness_table = Table(
     Column("published_at", DateTime(timezone=True), nullable=False, default=_now),
     UniqueConstraint("table_id", "compaction_instant"),
 )
+
+# One `hudi-meta sync` of a table into a catalog: when, how long, what came of it (for metrics and the UI).
+sync_run_table = Table(
+    "sync_run",
+    metadata,
+    _id(),
+    _table_id(),
+    Column("mode", String(16), nullable=False),
+    Column("uri", String(1024), nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("duration_ms", Integer, nullable=False),
+    Column("outcome", String(16), nullable=False),  # ok | failed
+    Column("changes", Integer, nullable=False, default=0),
+    Column("message", Text, nullable=False, default=""),
+)

@@ -41,6 +41,7 @@ def test_the_commands_are_the_documented_ones() -> None:
         "index",
         "ingest",
         "init-db",
+        "metrics",
         "quickstart",
         "read",
         "register",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import tomllib
 from pathlib import Path
@@ -23,7 +24,7 @@ from hudi_meta.index.migrate import (
     migrations_dir,
     upgrade,
 )
-from hudi_meta.index.models import metadata
+from hudi_meta.index.models import hudi_table, metadata, sync_run_table
 
 APP_TABLES = set(metadata.tables)
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -62,9 +63,9 @@ def index_names(insp: Inspector, table: str) -> set[str | None]:
 
 def test_single_linear_history() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0001"]
-    assert head_revision() == "0001"
-    assert [rev.revision for rev in script.walk_revisions()] == ["0001"]
+    assert script.get_heads() == ["0002"]
+    assert head_revision() == "0002"
+    assert [rev.revision for rev in script.walk_revisions()] == ["0002", "0001"]
 
 
 def test_migrations_ship_as_a_package() -> None:
@@ -106,16 +107,39 @@ def test_round_trip(fresh_url: str) -> None:
     assert not table_names(fresh_url) & APP_TABLES
 
     upgrade(fresh_url, "head")
-    assert current_revision(fresh_url) == "0001"
+    assert current_revision(fresh_url) == "0002"
     assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
     assert schema_diff(fresh_url) == []
+
+
+def test_0002_adds_sync_runs_and_steps_back_keeping_the_rest(fresh_url: str) -> None:
+    """One revision up and down: registered tables survive both steps; sync runs exist only at 0002."""
+    upgrade(fresh_url, "0001")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    row = {"id": 1, "base_path": "/t", "name": "t", "table_type": "MERGE_ON_READ", "table_version": 6}
+    row |= {"timeline_layout": 1, "record_key_fields": "id", "options": "{}", "registered_at": dt.datetime.now(dt.UTC)}
+    try:
+        with engine.begin() as conn:
+            conn.execute(hudi_table.insert(), row)
+        upgrade(fresh_url)
+        assert current_revision(fresh_url) == "0002" and "sync_run" in table_names(fresh_url)
+        run = {"table_id": 1, "mode": "hms", "uri": "thrift://h:9083", "started_at": dt.datetime.now(dt.UTC)}
+        run |= {"duration_ms": 5, "outcome": "ok", "changes": 2, "message": ""}
+        with engine.begin() as conn:
+            conn.execute(sync_run_table.insert(), run)
+        downgrade(fresh_url, "0001")
+        assert current_revision(fresh_url) == "0001" and "sync_run" not in table_names(fresh_url)
+        with engine.connect() as conn:
+            assert conn.execute(hudi_table.select()).one().base_path == "/t"
+    finally:
+        engine.dispose()
 
 
 def test_round_trip_through_env_url(fresh_url: str) -> None:
     """Without a connection in `config.attributes`, env.py opens its own from `sqlalchemy.url` (CLI use)."""
     config = alembic_config(fresh_url)
     command.upgrade(config, "head")
-    assert current_revision(fresh_url) == "0001"
+    assert current_revision(fresh_url) == "0002"
     command.downgrade(config, "base")
     assert not table_names(fresh_url) & APP_TABLES
     command.upgrade(config, "head")
@@ -124,7 +148,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
 
 def test_upgrade_is_idempotent(db_url: str) -> None:
     upgrade(db_url)
-    assert current_revision(db_url) == "0001"
+    assert current_revision(db_url) == "0002"
 
 
 def test_no_drift_after_upgrade(db_url: str) -> None:
