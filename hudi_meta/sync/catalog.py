@@ -116,7 +116,8 @@ def open_catalog(mode: str, uri: str, policy: RetryPolicy | None = None, timeout
     try:
         module = importlib.import_module(modules[mode])
     except ImportError as e:
-        raise HudiMetaError(f"sync --mode {mode} needs the hive extra ({e.name} is missing): {HIVE_EXTRA}") from e
+        missing = (e.name or "a module").split(".")[0]
+        raise HudiMetaError(f"sync --mode {mode} needs the hive extra ({missing} is missing): {HIVE_EXTRA}") from e
     catalog: Catalog = module.connect(uri, policy or RetryPolicy(), timeout_s)
     return catalog
 

@@ -4,6 +4,8 @@ input or a catalog that cannot be reached."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -66,3 +68,19 @@ def test_an_unreachable_metastore_gets_retries_then_one_line(engine: Engine, tmp
 def test_a_missing_table_or_a_copy_on_write_table_is_refused(engine: Engine, tmp_path: Path) -> None:
     out = cli("--db", str(engine.url), "sync", str(tmp_path / "nope"), "--mode", "hms", "--uri", "thrift://x:1")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_missing_hive_extra_is_one_line_naming_the_install(engine: Engine, tmp_path: Path) -> None:
+    """pymetastore absent (its import fails as when it is not installed): refused in one line."""
+    t = CoreTable(tmp_path / "t")
+    t.write(rows(("a", 1, 1.0)))
+    args = ["--db", str(engine.url), "sync", t.path, "--mode", "hms", "--uri", "thrift://127.0.0.1:1"]
+    program = (
+        "import sys; sys.modules['pymetastore'] = None\n"
+        "from hudi_meta.cli.main import main\n"
+        f"sys.exit(main({args!r}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+        "hudi-meta: error: sync --mode hms needs the hive extra (pymetastore is missing): pip install 'hudi-meta[hive]'"
+    ]
