@@ -98,7 +98,12 @@ def spark_struct(fields: Iterable[pa.Field]) -> dict[str, object]:
 
 
 def partition_values(partition_path: str, fields: Sequence[str]) -> tuple[str, ...]:
-    """The values of a partition path (`a=1/b=x` or `1/x`), as MultiPartKeysValueExtractor reads them."""
+    """The values of a partition path as HiveSyncTool's default extractors read them: one field takes the whole
+    path (SinglePartPartitionValueExtractor; a timestamp key generator writes `2024/01/15/10` for one field),
+    several take one part each (MultiPartKeysValueExtractor); `field=` prefixes (hive style) are dropped."""
+    if len(fields) == 1 and partition_path:
+        prefix = f"{fields[0]}="
+        return (partition_path[len(prefix) :] if partition_path.startswith(prefix) else partition_path,)
     parts = partition_path.split("/") if partition_path else []
     if len(parts) != len(fields):
         raise HudiMetaError(

@@ -52,7 +52,13 @@ def test_a_type_hive_has_not_is_refused_in_one_line() -> None:
 
 @pytest.mark.parametrize(
     ("path", "fields", "values"),
-    [("region=eu", ["region"], ("eu",)), ("2026/11/22", ["y", "m", "d"], ("2026", "11", "22")), ("", [], ())],
+    [
+        ("region=eu", ["region"], ("eu",)),
+        ("2026/11/22", ["y", "m", "d"], ("2026", "11", "22")),
+        ("y=2026/m=11", ["y", "m"], ("2026", "11")),
+        ("2024/01/15/10", ["ts_str"], ("2024/01/15/10",)),  # one field, a timestamp key generator's path
+        ("", [], ()),
+    ],
 )
 def test_partition_values(path: str, fields: list[str], values: tuple[str, ...]) -> None:
     assert partition_values(path, fields) == values
@@ -60,7 +66,7 @@ def test_partition_values(path: str, fields: list[str], values: tuple[str, ...])
 
 def test_a_partition_path_that_does_not_match_the_fields_is_refused() -> None:
     with pytest.raises(HudiMetaError, match="one part for each partition field"):
-        partition_values("a=1/b=2", ["a"])
+        partition_values("a=1/b=2/c=3", ["a", "b"])
 
 
 SCHEMA = pa.schema(
