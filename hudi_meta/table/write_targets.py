@@ -38,7 +38,10 @@ def target_for(
     """
     slices = fg.ordered_slices()
     newest = slices[-1]
-    base = next((b for s in reversed(slices) if (b := committed_base(s, inputs)) is not None), None)
+    # the base file of the slice the blocks join, as Java's append handle names it: none while that slice is a
+    # pending compaction's (naming the previous slice's base file would send readers that follow write stats
+    # to a file a clean may delete once the compaction completed)
+    base = committed_base(newest, inputs)
     names = [lf.parsed for lf in newest.log_files] + [LogFileName.parse(n) for n in planned_links]
     versions = [n.version for n in names if n.file_id == fg.file_id and n.instant == newest.base_instant]
     name = LogFileName(fg.file_id, newest.base_instant, max(versions, default=0) + 1, UNKNOWN_WRITE_TOKEN).name

@@ -409,6 +409,10 @@ class WriteClient:
         extra = dict(extra_metadata or {})
         if self.schema is not None:
             extra.setdefault("schema", self.context.avro_schema(self.schema, meta=False))
+        elif (latest := _latest_commit_schema(self.table)) is not None:
+            # a write of deletes only still records the table's schema, as Java's writers always do: readers
+            # that take the latest schema from the commit would otherwise open the file a write stat names
+            extra.setdefault("schema", latest)
         metadata = CommitMetadata(extra_metadata=extra, operation_type=operation_type)
         for s in self.stats:
             metadata.partition_to_write_stats.setdefault(s.partition_path, []).append(s)
@@ -477,6 +481,16 @@ class WriteClient:
             ).schema
         self.stats.append(stat)
         return stat
+
+
+def _latest_commit_schema(table: HudiTable) -> str | None:
+    """The schema the newest completed write that recorded one recorded (Avro JSON)."""
+    tl = table.timeline
+    for instant in reversed(tl.completed_writes()):
+        schema = tl.commit_metadata(instant).schema
+        if schema:
+            return schema
+    return None
 
 
 def _table_schema(table: HudiTable, stat: WriteStat) -> pa.Schema:

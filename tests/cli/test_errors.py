@@ -124,13 +124,20 @@ def test_sigint_to_a_running_command_exits_130(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as from a terminal: a shell that started this run in the background may have set SIGINT to ignored,
+        # and a process inherits that (Python then installs no KeyboardInterrupt handler)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     ) as proc:
         deadline = time.monotonic() + 120
         while not list(output.glob("batch-*")) and time.monotonic() < deadline:  # running, past its imports
             time.sleep(0.05)
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=60)
+        try:
+            stdout, stderr = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
     assert proc.returncode == 130, stderr
     assert stderr.strip() == "hudi-meta: interrupted" and stdout == ""
 

@@ -369,15 +369,17 @@ class ModelTable:
         cuts = [c for fg in self.model.groups.values() for c in fg.cuts if c.instant == p.instant]
         tl = self.table.timeline
         extra = tl.commit_metadata(next(i for i in tl.completed() if i.requested_time == p.instant)).extra_metadata
+        inexact = {k for c in cuts for k in c.inexact}
         if p.exact:  # the commit says whether RO is exactly the table as of T (design 5)
-            inexact = {k for c in cuts for k in c.inexact}
             assert extra.get(EXACT_RESULT_KEY) == str(not inexact).lower(), (extra.get(EXACT_RESULT_KEY), inexact)
         if recorded is not None:  # the published threshold is what the base files hold
             recorded = min([recorded, *(t for c in cuts for t in c.caps)])
             assert extra.get(THRESHOLD_KEY) == str(recorded), (extra.get(THRESHOLD_KEY), recorded)
         self.model.completed.append(p.instant)
         if recorded is not None:
-            self.last_event_time_compaction = (p.instant, recorded, p.exact)
+            # RO is the table as of T only where the commit says so: a requested exact compaction with a key it
+            # could not make exact publishes exact=false, and then promises what a plain one does
+            self.last_event_time_compaction = (p.instant, recorded, p.exact and not inexact)
             self.event_time_compactions.append(self.last_event_time_compaction)
 
     # ---- clean and rollback of a completed compaction (issue 10) -------------------------------------------
