@@ -484,10 +484,15 @@ class WriteClient:
 
 
 def _latest_commit_schema(table: HudiTable) -> str | None:
-    """The schema the newest completed write that recorded one recorded (Avro JSON)."""
+    """The schema the newest completed write that recorded one recorded (Avro JSON), on the timeline as it is
+    now (instants may have been archived since this write began)."""
+    table.reload()
     tl = table.timeline
     for instant in reversed(tl.completed_writes()):
-        schema = tl.commit_metadata(instant).schema
+        try:
+            schema = tl.commit_metadata(instant).schema
+        except FileNotFoundError:  # archived after the listing
+            continue
         if schema:
             return schema
     return None

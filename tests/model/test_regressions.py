@@ -256,3 +256,20 @@ def test_a_delete_only_write_into_a_pending_slice_leaves_the_table_readable_afte
         t.check_reads(first)  # hudi-rs included
     finally:
         t.close()
+
+
+def test_a_delete_only_write_commits_after_the_instants_it_saw_were_archived(tmp_path: Path) -> None:
+    """Found by CI's model run (seed 20261123) right after the fix above: a delete-only write that began
+    before an archival took the table's schema from the timeline it listed when it began, and failed on an
+    archived instant's file. Rule: the schema comes from the timeline as it is at the commit."""
+    t = ModelTable(str(tmp_path / "t"), DEFAULT_PAYLOAD)
+    try:
+        t.bootstrap([Op("k00", 41, 1.0), Op("k01", 32, 1.0), Op("k10", 0, 1.0), Op("k11", 35, 1.0)])
+        writer = t.open_writer([Op("k18", None, None)])  # deletes only
+        t.write([Op("k19", 96, 0.0)])
+        t.write([Op("k23", 80, 0.0)])
+        assert t.archive(2)  # the instants the writer saw when it began
+        t.commit_open_writer(writer)
+        t.check_reads(first)
+    finally:
+        t.close()
