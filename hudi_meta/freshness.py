@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from hudi_meta.times import format_time_ms
+
 
 @dataclass(frozen=True)
 class CompletedCompaction:
@@ -104,8 +106,6 @@ def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[Pend
 def view_for_complete_before(f: Freshness, complete_before_ms: int) -> str | None:
     """None when the read-optimized view holds every record with an event time before `complete_before_ms`
     (the watermark is at or after it), else why not: the reader then falls back to the snapshot view."""
-    from hudi_meta.times import format_time_ms
-
     if f.watermark_ms is not None and f.watermark_ms >= complete_before_ms:
         return None
     held = (

@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
 from hudi_meta.freshness import Freshness
 from hudi_meta.index.sync_runs import SyncRun
-from hudi_meta.table.instant import Instant, instant_epoch_ms
+from hudi_meta.table.instant import Instant, State, instant_epoch_ms
 
 PREFIX = "hudi_meta_"
 
@@ -32,7 +32,7 @@ class ServiceRun:
 
 def last_run(instants: Sequence[Instant]) -> ServiceRun | None:
     """The newest instant of a service (its requested plan alone is not a run: it started when inflight)."""
-    started = [i for i in instants if i.is_completed or i.state.value == "inflight"]
+    started = [i for i in instants if i.is_completed or i.state is State.INFLIGHT]
     if not started:
         return None
     newest = max(started, key=lambda i: i.requested_time)

@@ -9,7 +9,6 @@ that serves Hudi tables has.
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -27,9 +26,9 @@ from hudi_meta.sync.catalog import (
     host_port,
     with_retries,
 )
+from hudi_meta.sync.thrift_errors import UNAVAILABLE
 
 T = TypeVar("T")
-UNAVAILABLE = (TTransport.TTransportException, OSError, EOFError, socket.timeout)
 
 
 def literal(value: str) -> str:

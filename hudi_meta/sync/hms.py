@@ -12,7 +12,6 @@ parameters changed, so the storage descriptor and every other property stay as t
 from __future__ import annotations
 
 import contextlib
-import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -34,9 +33,9 @@ from hudi_meta.sync.catalog import (
     host_port,
     with_retries,
 )
+from hudi_meta.sync.thrift_errors import UNAVAILABLE
 
 T = TypeVar("T")
-UNAVAILABLE = (TTransport.TTransportException, OSError, EOFError, socket.timeout)
 
 
 class HmsCatalog:
