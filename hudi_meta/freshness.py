@@ -63,6 +63,51 @@ def last_event_time_compaction(compactions: Sequence[CompletedCompaction]) -> Co
     return max(with_threshold, key=lambda c: c.instant) if with_threshold else None
 
 
+def late_blocks(last: CompletedCompaction | None, pending: Iterable[PendingBlock]) -> list[PendingBlock]:
+    """Blocks committed after the last event-time compaction with a min event time below its threshold."""
+    if last is None or last.threshold_ms is None:
+        return []
+    return [
+        b
+        for b in pending
+        if b.instant > last.instant and b.min_event_time is not None and b.min_event_time < last.threshold_ms
+    ]
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Records of blocks not yet in a base file, by min event time: bin i holds [start + i*width, + width)."""
+
+    start_ms: int
+    width_ms: int
+    records: list[int]
+    unknown_records: int  # records of blocks whose event times are unknown (not in any bin)
+
+    @property
+    def end_ms(self) -> int:
+        return self.start_ms + self.width_ms * len(self.records)
+
+
+def event_time_histogram(
+    pending: Iterable[PendingBlock], bins: int = 40, marks: Iterable[int | None] = ()
+) -> Histogram:
+    """Bin the records of `pending` by their block's min event time over a range that also covers `marks`
+    (the threshold and the watermark, so a chart can draw them). Pure."""
+    blocks = list(pending)
+    known = [b for b in blocks if b.min_event_time is not None]
+    points = [b.min_event_time for b in known if b.min_event_time is not None] + [m for m in marks if m is not None]
+    unknown = sum(b.records for b in blocks if b.min_event_time is None)
+    if not points:
+        return Histogram(0, 1, [], unknown)
+    low, high = min(points), max(points)
+    width = max(1, -(-(high - low + 1) // bins))
+    counts = [0] * bins
+    for b in known:
+        assert b.min_event_time is not None
+        counts[min(bins - 1, (b.min_event_time - low) // width)] += b.records
+    return Histogram(low, width, counts, unknown)
+
+
 def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[PendingBlock], now_ms: int) -> Freshness:
     """Freshness from the completed compactions and the committed blocks not yet in a base file."""
     last = last_event_time_compaction(compactions)
@@ -74,15 +119,7 @@ def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[Pend
     watermark: int | None = None
     if threshold is not None and not unknown:  # a block of unknown event times may hold any time: no watermark
         watermark = min([threshold, *([min_pending] if min_pending is not None else [])])
-    late = [
-        b
-        for b in blocks
-        if last is not None
-        and threshold is not None
-        and b.instant > last.instant
-        and b.min_event_time is not None
-        and b.min_event_time < threshold
-    ]
+    late = late_blocks(last, blocks)
     sizes: dict[str, int] = {}
     for b in blocks:
         sizes[b.log_file] = sizes.get(b.log_file, 0) + b.size

@@ -10,7 +10,7 @@ out rather than given as 0.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
@@ -20,6 +20,7 @@ from hudi_meta.index.sync_runs import SyncRun
 from hudi_meta.table.instant import Instant, State, instant_epoch_ms
 
 PREFIX = "hudi_meta_"
+MetricValues = dict[str, tuple[str, float | None]]  # name -> (help, value); None: not known now
 
 
 @dataclass(frozen=True)
@@ -49,13 +50,13 @@ def metric_values(
     clean: ServiceRun | None,
     sync: SyncRun | None,
     now_ms: int,
-) -> dict[str, tuple[str, float | None]]:
+) -> MetricValues:
     """name -> (help, value); None: not known now. Pure."""
 
     def seconds(ms: int | None) -> float | None:
         return ms / 1000 if ms is not None else None
 
-    values: dict[str, tuple[str, float | None]] = {
+    values: MetricValues = {
         "log_min_event_time_seconds": (
             "min event time (epoch s) over the committed log blocks not yet in a base file",
             seconds(f.min_pending_event_time_ms),
@@ -87,11 +88,15 @@ def metric_values(
     return values
 
 
-def render(table: str, values: dict[str, tuple[str, float | None]]) -> bytes:
-    """The Prometheus text exposition of the known values, each labelled with the table."""
+def render(values_by_table: Mapping[str, MetricValues]) -> bytes:
+    """The Prometheus text exposition of the known values of each table, labelled with the table's name."""
     registry = CollectorRegistry()
-    for name, (help_text, value) in values.items():
-        if value is None:
-            continue
-        Gauge(PREFIX + name, help_text, ["table"], registry=registry).labels(table=table).set(value)
+    gauges: dict[str, Gauge] = {}
+    for table, values in values_by_table.items():
+        for name, (help_text, value) in values.items():
+            if value is None:
+                continue
+            if name not in gauges:
+                gauges[name] = Gauge(PREFIX + name, help_text, ["table"], registry=registry)
+            gauges[name].labels(table=table).set(value)
     return generate_latest(registry)

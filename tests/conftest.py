@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
+from hudi_meta.sync.local_servers import LocalServer, metastore
 
 FIXTURES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-tables"
 
@@ -58,6 +59,19 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     session = spark_session("local[2]", "hudi-meta-tests", spark__local__dir=str(local_dir))
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def metastore_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """A real Hive 2.3 metastore on Derby from the pyspark jars, once per run (sync, UI and service tests)."""
+    server = metastore(tmp_path_factory.mktemp("metastore")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def metastore_uri(metastore_server: LocalServer) -> str:
+    return f"thrift://127.0.0.1:{metastore_server.port}"
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from sqlalchemy import select
 
@@ -19,8 +18,9 @@ from hudi_meta.clean import CRASH_AT_ENV, CRASH_POINTS, groups_from_files, group
 from hudi_meta.format.avro_container import read_container
 from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata
 from hudi_meta.index.db import make_engine
+from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
-from hudi_meta.index.models import log_file_table
+from hudi_meta.index.models import cleaned_file_table, log_file_table, table_service_table
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.planning.clean import (
     DELETE_LINK,
@@ -33,35 +33,10 @@ from hudi_meta.table.cleaned import CleanedDataError
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable, Query
 from tests.cli.helpers import cli
-from tests.compaction.core import CoreTable, at, by_id, hudi_rs_read
+from tests.compaction.core import CoreTable, TwoRegions, at, by_id, compact_three_times, hudi_rs_read, region_rows
 from tests.compaction.helpers import files_of
 
 READS = ("snapshot", "ro")
-
-
-def region_rows(region: str, *records: tuple[str, int, float]) -> pa.Table:
-    return pa.table(
-        {
-            "id": [r[0] for r in records],
-            "ts": pa.array([at(r[1]) for r in records], pa.int64()),
-            "region": [region] * len(records),
-            "amount": [r[2] for r in records],
-        }
-    )
-
-
-class TwoRegions(CoreTable):
-    """CoreTable with a second file group (region=us) written through the same client."""
-
-    def write_us(self, records: tuple[tuple[str, int, float], ...], file_id: str | None) -> str:
-        w = self.begin()
-        data = region_rows("us", *records)
-        if file_id is None:
-            file_id = w.write_base_file("region=us", data).file_id
-        else:
-            w.append_log("region=us", file_id, data, [])
-        w.commit()
-        return file_id
 
 
 @dataclass(frozen=True)
@@ -74,27 +49,13 @@ class Compacted:
 
 @pytest.fixture(scope="module")
 def compacted(tmp_path_factory: pytest.TempPathFactory) -> Compacted:
-    """Region eu compacted three times (each compaction links the newest leftover log file); region us
-    compacted once, its late log file linked by its newest slice for good (later compactions leave it)."""
+    """`compact_three_times`: four links, the table read the same by ours and hudi-rs."""
     root = tmp_path_factory.mktemp("clean")
     db = root / "store.db"
     upgrade(f"sqlite:///{db}")
     engine = make_engine(f"sqlite:///{db}")
     t = TwoRegions(root / "table")
-    t.write(region_rows("eu", ("a", 1, 1.0), ("b", 2, 2.0)))
-    us = t.write_us((("u", 1, 1.0), ("v", 2, 2.0)), None)
-    t.write(region_rows("eu", ("a", 3, 1.5)))
-    t.write(region_rows("eu", ("c", 100, 3.0)))
-    t.write_us((("u", 3, 1.5),), us)
-    t.write_us((("w", 1000, 9.0),), us)  # late: stays linked
-    c1 = t.compact(engine, at(10), mode="symlink")
-    t.write(region_rows("eu", ("b", 20, 2.5)))
-    t.write(region_rows("eu", ("d", 200, 4.0)))
-    c2 = t.compact(engine, at(150), mode="symlink")
-    t.write(region_rows("eu", ("e", 160, 5.0)))
-    t.write(region_rows("eu", ("f", 400, 6.0)))
-    c3 = t.compact(engine, at(300), mode="symlink")
-    t.write(region_rows("eu", ("g", 500, 7.0)))
+    c1, c2, c3 = compact_three_times(t, engine)
     engine.dispose()
     table = HudiTable.open(str(t.path))
     reads = {q: by_id(table.read(q)) for q in READS}
@@ -193,6 +154,14 @@ def test_each_policy_keeps_the_table_readable(compacted: Compacted, tmp_path: Pa
             for r in conn.execute(select(lf.c.partition_path, lf.c.name).where(lf.c.table_id == table_id))
         }
     assert not indexed & deleted
+    # and records what the clean removed (for lineage): exactly the files that left the disk
+    c = cleaned_file_table
+    with engine.connect() as conn:
+        recorded = {
+            (r.clean_instant, f"{r.partition_path}/{r.name}")
+            for r in conn.execute(select(c).where(c.c.table_id == table_id))
+        }
+    assert recorded == {(t, p) for p in before.keys() - after.keys()}
 
     # cleaning again with the same policy deletes nothing and writes no instant
     again = run_clean(engine, HudiTable.open(str(path)), POLICIES[name], execute=True, now_ms=now)
@@ -316,4 +285,26 @@ def test_a_pending_compaction_keeps_its_slice_and_runs_after_the_clean(compacted
     ro = {k: v for k, v in snapshot.items() if k != "w"}  # all but us's late record (after T) is in RO now
     check_reads(path, {"snapshot": snapshot, "ro": ro})
     assert not dangling(path)
+    engine.dispose()
+
+
+def test_a_clean_indexed_before_cleaned_files_were_recorded_is_read_again(compacted: Compacted, tmp_path: Path) -> None:
+    """A store upgraded from schema 0002 holds completed cleans with an empty summary and no cleaned files: the
+    next index run reads their metadata and records what they deleted."""
+    path, db = copy_of(compacted, tmp_path / "t")
+    engine = make_engine(f"sqlite:///{db}")
+    now = instant_epoch_ms(compacted.compactions[2]) + 3_600_000
+    outcome = run_clean(engine, HudiTable.open(str(path)), POLICIES[KEEP_LATEST_COMMITS], execute=True, now_ms=now)
+    assert outcome.instant is not None
+    c, s = cleaned_file_table, table_service_table
+    with engine.begin() as conn:
+        expected = sorted(conn.execute(select(c.c.clean_instant, c.c.partition_path, c.c.name)).all())
+        conn.execute(c.delete())
+        conn.execute(s.update().where(s.c.action == "clean").values(summary="{}"))
+    assert expected
+    Indexer(engine, HudiTable.open(str(path))).run()
+    with engine.connect() as conn:
+        assert sorted(conn.execute(select(c.c.clean_instant, c.c.partition_path, c.c.name)).all()) == expected
+        summary = conn.execute(select(s.c.summary).where(s.c.action == "clean")).scalar_one()
+    assert '"files_deleted": ' + str(len(expected)) in summary
     engine.dispose()

@@ -28,7 +28,7 @@ def test_values_and_their_rendering() -> None:
     f = Freshness(10_000, 6_000, "c1", False, 4_000, 2, 300, 1, 6_000, 0, 1, 7, "d3")
     sync = SyncRun("hms", "thrift://h:1", dt.datetime.now(dt.UTC), 1500, "failed", 0, "down")
     values = metric_values(f, 2_000, ServiceRun(True, 4.5), None, sync, 10_000)
-    got = parse(render("events", values).decode())
+    got = parse(render({"events": values}).decode())
     assert got == {
         "hudi_meta_log_min_event_time_seconds": 6.0,
         "hudi_meta_leftover_slices": 1.0,
@@ -44,7 +44,7 @@ def test_values_and_their_rendering() -> None:
         "hudi_meta_last_sync_success": 0.0,
         "hudi_meta_last_sync_duration_seconds": 1.5,
     }  # unknown values (no clean yet) are left out, not given as 0
-    assert 'hudi_meta_threshold_seconds{table="events"} 10.0' in render("events", values).decode()
+    assert 'hudi_meta_threshold_seconds{table="events"} 10.0' in render({"events": values}).decode()
 
 
 def test_the_last_run_is_the_newest_started_one() -> None:

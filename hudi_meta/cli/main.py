@@ -41,6 +41,7 @@ from hudi_meta.cli import (
     freshness_command,
     metrics_command,
     read_command,
+    serve_command,
     store_commands,
     sync_command,
 )
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     sync_command.add_commands(sub)
     metrics_command.add_commands(sub)
     data_commands.add_commands(sub)
+    serve_command.add_commands(sub)
     return parser
 
 

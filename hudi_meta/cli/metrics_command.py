@@ -1,5 +1,5 @@
 """`metrics TABLE`: the table's metrics (design.md section 8) in the Prometheus text format, from the index
-(indexed first) and the timeline; the web UI serves the same over HTTP."""
+(indexed first); the web UI serves the same over HTTP for every registered table."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import sys
 
 from hudi_meta.cli.common import Subparsers, add_command, open_store
 from hudi_meta.index.freshness_inputs import indexed_freshness
+from hudi_meta.index.metrics_inputs import store_metric_values
 from hudi_meta.index.registry import table_id_of
-from hudi_meta.index.sync_runs import last_sync_run
-from hudi_meta.metrics import last_run, metric_values, render
-from hudi_meta.table.instant import Action, instant_epoch_ms
+from hudi_meta.metrics import render
 from hudi_meta.table.table import HudiTable
 
 
@@ -28,15 +27,9 @@ def metrics_command(args: argparse.Namespace) -> int:
     try:
         fresh = indexed_freshness(engine, table, now_ms)
         table_id = table_id_of(engine, table.base_path)
-        sync = last_sync_run(engine, table_id) if table_id is not None else None
+        assert table_id is not None  # indexed just now
+        values = store_metric_values(engine, table_id, fresh, table.config.timeline_timezone, now_ms)
     finally:
         engine.dispose()
-    tl = table.timeline
-    zone = table.config.timeline_timezone
-    pending = tl.pending_compactions()
-    oldest = instant_epoch_ms(pending[0].requested_time, zone) if pending else None
-    compactions = [i for i in tl.instants if tl.is_compaction(i.requested_time)]
-    cleans = [i for i in tl.instants if i.action == Action.CLEAN]
-    values = metric_values(fresh, oldest, last_run(compactions), last_run(cleans), sync, now_ms)
-    sys.stdout.write(render(table.config.name or table.base_path, values).decode())
+    sys.stdout.write(render({table.config.name or table.base_path: values}).decode())
     return 0

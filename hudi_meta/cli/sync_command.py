@@ -8,17 +8,11 @@ The table is indexed first and its freshness computed from the store (as `freshn
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import time
 
 from hudi_meta.cli.common import Subparsers, add_command, open_store
 from hudi_meta.cli.output import write_json
-from hudi_meta.errors import HudiMetaError
-from hudi_meta.index.freshness_inputs import indexed_freshness
-from hudi_meta.index.registry import table_id_of
-from hudi_meta.index.sync_runs import SyncRun, record_sync_run
-from hudi_meta.sync.catalog import MODES, open_catalog
-from hudi_meta.sync.hive_sync import sync_table
+from hudi_meta.sync.catalog import MODES
+from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
 
 
@@ -51,34 +45,14 @@ def add_commands(sub: Subparsers) -> None:
 
 
 def sync_command(args: argparse.Namespace) -> int:
-    for option, value in (("--database", args.database), ("--table", args.name)):
-        if value is not None and not value.replace("_", "").isalnum():
-            raise HudiMetaError(f"{option} {value!r}: use letters, digits and underscores")
+    target = SyncTarget(
+        args.mode, args.uri, args.database, args.name, args.timeout, as_datasource=not args.no_sync_as_datasource
+    )
+    target.validate(labels=("--database", "--table"))
     table = HudiTable.open(args.table)
     engine = open_store(args.db)
     try:
-        fresh = indexed_freshness(engine, table)
-        table_id = table_id_of(engine, table.base_path)
-        assert table_id is not None  # indexed just now
-        started, clock = dt.datetime.now(dt.UTC), time.monotonic()
-        outcome, message, changes = "failed", "", 0
-        try:
-            catalog = open_catalog(args.mode, args.uri, timeout_s=args.timeout)
-            try:
-                as_datasource = not args.no_sync_as_datasource
-                report = sync_table(catalog, table, fresh, args.database, args.name, args.dry_run, as_datasource)
-            finally:
-                catalog.close()
-            outcome, changes = "ok", len(report.actions)
-        except HudiMetaError as e:
-            message = str(e)
-            raise
-        finally:
-            if not args.dry_run:
-                run = SyncRun(
-                    args.mode, args.uri, started, int((time.monotonic() - clock) * 1000), outcome, changes, message
-                )
-                record_sync_run(engine, table_id, run)
+        report = sync_recorded(engine, table, target, args.dry_run)
     finally:
         engine.dispose()
     if args.json:

@@ -14,6 +14,7 @@ from sqlalchemy import Engine, select
 
 from hudi_meta.index import event_time_source as ets
 from hudi_meta.index.models import (
+    cleaned_file_table,
     compaction_operation_table,
     compaction_plan_table,
     file_group_table,
@@ -40,8 +41,8 @@ def _knowledge(source: str | None) -> str:
 
 def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
     """Instants (action, state), file groups, slices, log files, blocks (status, event times and whether they
-    are known, none or unknown), plans with their operations, and links of `table_id`, each a sorted list of
-    tuples keyed by Hudi names."""
+    are known, none or unknown), plans with their operations, links and cleaned files of `table_id`, each a
+    sorted list of tuples keyed by Hudi names."""
     i, g, s = instant_table, file_group_table, file_slice_table
     f, b, k = log_file_table, log_block_table, link_table
     p, o = compaction_plan_table, compaction_operation_table
@@ -141,6 +142,12 @@ def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
                     continue
                 instant = None
             links.append((r.partition_path, r.link_name, r.target_name, r.via_name, instant, r.state))
+        c = cleaned_file_table
+        cleaned = [
+            (r.clean_instant, r.partition_path, r.name)
+            for r in conn.execute(select(c).where(c.c.table_id == table_id))
+            if r.clean_instant not in archived
+        ]
     return {
         "instants": sorted(instants),
         "file_groups": sorted(file_groups),
@@ -149,4 +156,5 @@ def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
         "blocks": sorted(blocks, key=repr),
         "plans": sorted(plans, key=repr),
         "links": sorted(links, key=repr),
+        "cleaned_files": sorted(cleaned),
     }

@@ -13,18 +13,19 @@ import datetime as dt
 import json
 import posixpath
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Connection, Engine, select
 
 from hudi_meta.freshness import CompletedCompaction, Freshness, PendingBlock, freshness
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import file_group_table, file_slice_table, instant_table, log_block_table, log_file_table
+from hudi_meta.index.sql import connected
 from hudi_meta.index.states import BlockStatus, InstantState
 from hudi_meta.table.table import HudiTable
 
 DATA_BLOCK_TYPES = ("avro_data", "parquet_data", "hfile_data")
 
 
-def completed_compactions(engine: Engine, table_id: int) -> list[CompletedCompaction]:
+def completed_compactions(bind: Engine | Connection, table_id: int) -> list[CompletedCompaction]:
     """Every completed compaction on the index, oldest first, with its commit's threshold and exact flag."""
     i = instant_table
     query = (
@@ -33,7 +34,7 @@ def completed_compactions(engine: Engine, table_id: int) -> list[CompletedCompac
         .order_by(i.c.requested_time)
     )
     out = []
-    with engine.connect() as conn:
+    with connected(bind) as conn:
         for time, summary_json in conn.execute(query):
             summary = json.loads(summary_json or "{}")
             threshold = summary.get("threshold")
@@ -42,10 +43,10 @@ def completed_compactions(engine: Engine, table_id: int) -> list[CompletedCompac
     return out
 
 
-def pending_blocks(engine: Engine, table_id: int) -> list[PendingBlock]:
+def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBlock]:
     """Committed data blocks of every live file group's latest committed slice and newer slices."""
     g, s, f, b = file_group_table, file_slice_table, log_file_table, log_block_table
-    with engine.connect() as conn:
+    with connected(bind) as conn:
         slices = conn.execute(
             select(g.c.id, g.c.partition_path, g.c.file_id, s.c.id, s.c.base_instant, s.c.base_committed)
             .join(s, s.c.file_group_id == g.c.id)

@@ -236,3 +236,17 @@ sync_run_table = Table(
     Column("changes", Integer, nullable=False, default=0),
     Column("message", Text, nullable=False, default=""),
 )
+
+# A file a completed clean deleted (its clean metadata's `successDeleteFiles`): link lineage shows which clean
+# removed what. Rows leave with their clean instant (unless it was archived).
+cleaned_file_table = Table(
+    "cleaned_file",
+    metadata,
+    _id(),
+    _table_id(index=None),  # covered by the index below
+    Column("clean_instant", String(32), nullable=False),
+    Column("partition_path", String(1024), nullable=False),
+    Column("name", String(512), nullable=False),
+    UniqueConstraint("table_id", "clean_instant", "partition_path", "name"),
+    Index("ix_cleaned_file_table_file", "table_id", "partition_path", "name"),
+)

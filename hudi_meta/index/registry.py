@@ -9,6 +9,7 @@ from sqlalchemy import Engine, select, update
 
 from hudi_meta.index.models import hudi_table, log_block_table
 from hudi_meta.index.sql import insert_ignore
+from hudi_meta.table.config import TIMELINE_TIMEZONE
 from hudi_meta.table.table import HudiTable
 
 
@@ -24,15 +25,17 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
         "record_key_fields": ",".join(cfg.record_key_fields),
         "ordering_field": cfg.ordering_fields[0] if cfg.ordering_fields else None,
         "event_time_field": event_time_field or cfg.event_time_field,
-        "options": json.dumps({"metadata_partitions": list(cfg.metadata_partitions)}),
+        "options": _options(table),
         "registered_at": dt.datetime.now(dt.UTC),
     }
     t = hudi_table
     with engine.begin() as conn:
         insert_ignore(conn, t, [row])
-        table_id, current = conn.execute(
-            select(t.c.id, t.c.event_time_field).where(t.c.base_path == table.base_path)
+        table_id, current, current_options = conn.execute(
+            select(t.c.id, t.c.event_time_field, t.c.options).where(t.c.base_path == table.base_path)
         ).one()
+        if current_options != row["options"]:
+            conn.execute(update(t).where(t.c.id == table_id).values(options=row["options"]))
         if event_time_field and event_time_field != current:
             conn.execute(update(t).where(t.c.id == table_id).values(event_time_field=event_time_field))
             b = log_block_table
@@ -44,6 +47,13 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
                 .values(min_event_time=None, max_event_time=None, min_event_time_source=None)
             )
         return int(table_id)
+
+
+def _options(table: HudiTable) -> str:
+    """What the UI needs of a table's config without opening it: metadata-table partitions and the zone its
+    instant times are written in (`hoodie.table.timeline.timezone`, Java's default LOCAL)."""
+    zone = table.config.props.get(TIMELINE_TIMEZONE, "LOCAL").upper()
+    return json.dumps({"metadata_partitions": list(table.config.metadata_partitions), "timeline_timezone": zone})
 
 
 def event_time_field_of(engine: Engine, table_id: int) -> str | None:

@@ -19,6 +19,16 @@ def insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]
     conn.execute(insert(table).on_conflict_do_nothing(), list(rows))
 
 
+@contextmanager
+def connected(bind: Engine | Connection) -> Iterator[Connection]:
+    """A connection from an engine (closed after), or the caller's own connection as it is (a request's)."""
+    if isinstance(bind, Connection):
+        yield bind
+        return
+    with bind.connect() as conn:
+        yield conn
+
+
 def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]

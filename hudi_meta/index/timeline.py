@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import posixpath
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, select, update
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.links import THRESHOLD_KEY, THRESHOLD_PARAM
-from hudi_meta.format.table_service_metadata import CompactionPlan, RollbackMetadata
+from hudi_meta.format.table_service_metadata import CleanMetadata, CompactionPlan, RollbackMetadata
 from hudi_meta.index.commit_summary import commit_summary
 from hudi_meta.index.lineage import planned_lineage
 from hudi_meta.index.models import (
+    cleaned_file_table,
     compaction_operation_table,
     compaction_plan_table,
     instant_table,
@@ -27,7 +29,7 @@ from hudi_meta.index.models import (
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import chunks, insert_ignore
 from hudi_meta.index.states import InstantState, LinkState, PlanState
-from hudi_meta.table.instant import Action
+from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.table import HudiTable
 
 ARCHIVED_KEY = "archived"  # in an instant's summary: archived (gone from the active timeline, still committed)
@@ -196,17 +198,26 @@ def _sync_plans(conn: Connection, table: HudiTable, table_id: int, archived: set
 
 
 def _sync_table_services(conn: Connection, table: HudiTable, table_id: int, archived: set[str]) -> None:
-    """Clean and rollback instants, a completed rollback with what it rolled back."""
+    """Clean and rollback instants, a completed rollback with what it rolled back, a completed clean with the
+    files it deleted (`cleaned_file`)."""
     tl = table.timeline
     s = table_service_table
+    c = cleaned_file_table
+    stored = {
+        (r.action, r.instant): (r.state, json.loads(r.summary or "{}"))
+        for r in conn.execute(select(s.c.action, s.c.instant, s.c.state, s.c.summary).where(s.c.table_id == table_id))
+    }
+    # a completed clean indexed before cleaned files were recorded (a store upgraded from 0002) is read again
     known = {
-        (r.action, r.instant): r.state
-        for r in conn.execute(select(s.c.action, s.c.instant, s.c.state).where(s.c.table_id == table_id))
+        key: state
+        for key, (state, summary) in stored.items()
+        if not (key[0] == Action.CLEAN and state == InstantState.COMPLETED and not summary)
     }
     on_disk = {i.requested_time for i in tl.instants}
-    for action, instant_time in known:
+    for action, instant_time in stored:
         if instant_time not in on_disk and instant_time not in archived:
             conn.execute(delete(s).where(s.c.table_id == table_id, s.c.action == action, s.c.instant == instant_time))
+            conn.execute(delete(c).where(c.c.table_id == table_id, c.c.clean_instant == instant_time))
     for instant in tl.instants:
         if instant.action not in (Action.CLEAN, Action.ROLLBACK):
             continue
@@ -224,6 +235,8 @@ def _sync_table_services(conn: Connection, table: HudiTable, table_id: int, arch
                 }
             except HudiMetaError:
                 summary = {"error": "unreadable rollback metadata"}
+        if instant.is_completed and instant.action == Action.CLEAN:
+            summary = _record_cleaned_files(conn, table, table_id, instant)
         row = {
             "table_id": table_id,
             "action": instant.action,
@@ -231,9 +244,34 @@ def _sync_table_services(conn: Connection, table: HudiTable, table_id: int, arch
             "state": state,
             "summary": json.dumps(summary),
         }
-        if key in known:
+        if key in stored:
             conn.execute(
                 update(s).where(s.c.table_id == table_id, s.c.action == key[0], s.c.instant == key[1]).values(**row)
             )
         else:
             insert_ignore(conn, s, [row])
+
+
+def _record_cleaned_files(conn: Connection, table: HudiTable, table_id: int, instant: Instant) -> dict[str, Any]:
+    """Store the files a completed clean deleted; its summary (policy, count)."""
+    data = table.timeline.read_bytes(instant)
+    if not data:
+        return {"files_deleted": 0}  # Java writes an empty clean for "nothing cleaned"
+    try:
+        md = CleanMetadata.from_bytes(data)
+    except HudiMetaError:
+        return {"error": "unreadable clean metadata"}
+    rows = [
+        {
+            "table_id": table_id,
+            "clean_instant": instant.requested_time,
+            "partition_path": partition,
+            "name": posixpath.basename(name),
+        }
+        for partition, pm in md.partition_metadata.items()
+        for name in pm.success_delete_files
+    ]
+    for batch in chunks(rows, 2000):
+        insert_ignore(conn, cleaned_file_table, batch)
+    policies = sorted({pm.policy for pm in md.partition_metadata.values()})
+    return {"files_deleted": md.total_files_deleted, "policy": ",".join(policies)}

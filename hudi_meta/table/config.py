@@ -23,6 +23,13 @@ _PAYLOAD_MODES = {
 }
 
 
+def timeline_zone(setting: str) -> dt.tzinfo:
+    """The zone of a `hoodie.table.timeline.timezone` setting: UTC, else this machine's zone (Java's LOCAL)."""
+    if setting.upper() == "UTC":
+        return dt.UTC
+    return dt.datetime.now().astimezone().tzinfo or dt.UTC
+
+
 def _split(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip().split(":")[0] for v in (value or "").split(",") if v.strip())
 
@@ -137,9 +144,7 @@ class TableConfig:
     @property
     def timeline_timezone(self) -> dt.tzinfo:
         """The zone instant times are written in (`hoodie.table.timeline.timezone`: UTC, or Java's default LOCAL)."""
-        if self.props.get(TIMELINE_TIMEZONE, "LOCAL").upper() == "UTC":
-            return dt.UTC
-        return dt.datetime.now().astimezone().tzinfo or dt.UTC
+        return timeline_zone(self.props.get(TIMELINE_TIMEZONE, "LOCAL"))
 
     @property
     def payload_class(self) -> str:

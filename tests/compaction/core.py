@@ -49,11 +49,11 @@ class CoreTable:
 
     partition = "region=eu"
 
-    def __init__(self, path: Path, payload: str = DEFAULT_PAYLOAD) -> None:
+    def __init__(self, path: Path, payload: str = DEFAULT_PAYLOAD, name: str = "core") -> None:
         self.path = str(path)
         create_table(
             self.path,
-            "core",
+            name,
             ["id"],
             "ts",
             ["region"],
@@ -115,3 +115,49 @@ def hudi_rs_read(path: str, query: str) -> dict[str, tuple[int, float]]:
 
     opts = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
     return by_id(pa.Table.from_batches(RsTable(path).read(HudiReadOptions(hudi_options=opts))))
+
+
+def region_rows(region: str, *records: tuple[str, int, float]) -> pa.Table:
+    return pa.table(
+        {
+            "id": [r[0] for r in records],
+            "ts": pa.array([at(r[1]) for r in records], pa.int64()),
+            "region": [region] * len(records),
+            "amount": [r[2] for r in records],
+        }
+    )
+
+
+class TwoRegions(CoreTable):
+    """CoreTable with a second file group (region=us) written through the same client."""
+
+    def write_us(self, records: tuple[tuple[str, int, float], ...], file_id: str | None) -> str:
+        w = self.begin()
+        data = region_rows("us", *records)
+        if file_id is None:
+            file_id = w.write_base_file("region=us", data).file_id
+        else:
+            w.append_log("region=us", file_id, data, [])
+        w.commit()
+        return file_id
+
+
+def compact_three_times(t: TwoRegions, engine: Engine, mode: str = "symlink") -> tuple[str, str, str]:
+    """Region eu compacted three times (each compaction links the newest leftover log file); region us
+    compacted once, its late log file linked by its newest slice for good (later compactions leave it).
+    Ends with one more write into eu's newest slice."""
+    t.write(region_rows("eu", ("a", 1, 1.0), ("b", 2, 2.0)))
+    us = t.write_us((("u", 1, 1.0), ("v", 2, 2.0)), None)
+    t.write(region_rows("eu", ("a", 3, 1.5)))
+    t.write(region_rows("eu", ("c", 100, 3.0)))
+    t.write_us((("u", 3, 1.5),), us)
+    t.write_us((("w", 1000, 9.0),), us)  # late: stays linked
+    c1 = t.compact(engine, at(10), mode=mode)
+    t.write(region_rows("eu", ("b", 20, 2.5)))
+    t.write(region_rows("eu", ("d", 200, 4.0)))
+    c2 = t.compact(engine, at(150), mode=mode)
+    t.write(region_rows("eu", ("e", 160, 5.0)))
+    t.write(region_rows("eu", ("f", 400, 6.0)))
+    c3 = t.compact(engine, at(300), mode=mode)
+    t.write(region_rows("eu", ("g", 500, 7.0)))
+    return c1, c2, c3

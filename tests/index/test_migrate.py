@@ -14,6 +14,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, pool
 from sqlalchemy.engine import Inspector
+from sqlalchemy.exc import IntegrityError
 
 import hudi_meta
 from hudi_meta.index.migrate import (
@@ -24,7 +25,7 @@ from hudi_meta.index.migrate import (
     migrations_dir,
     upgrade,
 )
-from hudi_meta.index.models import hudi_table, metadata, sync_run_table
+from hudi_meta.index.models import cleaned_file_table, hudi_table, metadata, sync_run_table
 
 APP_TABLES = set(metadata.tables)
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -63,9 +64,9 @@ def index_names(insp: Inspector, table: str) -> set[str | None]:
 
 def test_single_linear_history() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0002"]
-    assert head_revision() == "0002"
-    assert [rev.revision for rev in script.walk_revisions()] == ["0002", "0001"]
+    assert script.get_heads() == ["0003"]
+    assert head_revision() == "0003"
+    assert [rev.revision for rev in script.walk_revisions()] == ["0003", "0002", "0001"]
 
 
 def test_migrations_ship_as_a_package() -> None:
@@ -86,12 +87,13 @@ def test_pyproject_lists_every_package() -> None:
         for path in package_root.rglob("*")
         if path.is_dir() and path.name != "__pycache__" and any(path.iterdir())
     }
-    folders |= {"hudi_meta.migrations", "hudi_meta.migrations.versions", "hudi_meta.spark"}
+    folders |= {"hudi_meta.migrations", "hudi_meta.migrations.versions", "hudi_meta.spark", "hudi_meta.web"}
     assert not folders - listed, f"add these to [tool.setuptools] packages in pyproject.toml: {folders - listed}"
     assert setuptools_cfg["package-dir"] == {
         "hudi_meta": "hudi_meta",
         "hudi_meta.migrations": "migrations",
         "hudi_meta.spark": "spark",
+        "hudi_meta.web": "web",
     }
 
 
@@ -107,7 +109,7 @@ def test_round_trip(fresh_url: str) -> None:
     assert not table_names(fresh_url) & APP_TABLES
 
     upgrade(fresh_url, "head")
-    assert current_revision(fresh_url) == "0002"
+    assert current_revision(fresh_url) == "0003"
     assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
     assert schema_diff(fresh_url) == []
 
@@ -121,7 +123,7 @@ def test_0002_adds_sync_runs_and_steps_back_keeping_the_rest(fresh_url: str) -> 
     try:
         with engine.begin() as conn:
             conn.execute(hudi_table.insert(), row)
-        upgrade(fresh_url)
+        upgrade(fresh_url, "0002")
         assert current_revision(fresh_url) == "0002" and "sync_run" in table_names(fresh_url)
         run = {"table_id": 1, "mode": "hms", "uri": "thrift://h:9083", "started_at": dt.datetime.now(dt.UTC)}
         run |= {"duration_ms": 5, "outcome": "ok", "changes": 2, "message": ""}
@@ -135,11 +137,39 @@ def test_0002_adds_sync_runs_and_steps_back_keeping_the_rest(fresh_url: str) -> 
         engine.dispose()
 
 
+def test_0003_adds_cleaned_files_and_steps_back_keeping_the_rest(fresh_url: str) -> None:
+    """One revision up and down: sync runs survive both steps; cleaned files exist only at 0003, and two rows
+    for the same file of the same clean are refused (the indexer's idempotent inserts rely on it)."""
+    upgrade(fresh_url, "0002")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    row = {"id": 1, "base_path": "/t", "name": "t", "table_type": "MERGE_ON_READ", "table_version": 6}
+    row |= {"timeline_layout": 1, "record_key_fields": "id", "options": "{}", "registered_at": dt.datetime.now(dt.UTC)}
+    run = {"table_id": 1, "mode": "hms", "uri": "thrift://h:9083", "started_at": dt.datetime.now(dt.UTC)}
+    run |= {"duration_ms": 5, "outcome": "ok", "changes": 2, "message": ""}
+    cleaned = {"table_id": 1, "clean_instant": "20260101000000000", "partition_path": "p", "name": ".f_1.log.1_0"}
+    try:
+        with engine.begin() as conn:
+            conn.execute(hudi_table.insert(), row)
+            conn.execute(sync_run_table.insert(), run)
+        upgrade(fresh_url)
+        assert current_revision(fresh_url) == "0003" and "cleaned_file" in table_names(fresh_url)
+        with engine.begin() as conn:
+            conn.execute(cleaned_file_table.insert(), cleaned)
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(cleaned_file_table.insert(), cleaned)
+        downgrade(fresh_url, "0002")
+        assert current_revision(fresh_url) == "0002" and "cleaned_file" not in table_names(fresh_url)
+        with engine.connect() as conn:
+            assert conn.execute(sync_run_table.select()).one().uri == "thrift://h:9083"
+    finally:
+        engine.dispose()
+
+
 def test_round_trip_through_env_url(fresh_url: str) -> None:
     """Without a connection in `config.attributes`, env.py opens its own from `sqlalchemy.url` (CLI use)."""
     config = alembic_config(fresh_url)
     command.upgrade(config, "head")
-    assert current_revision(fresh_url) == "0002"
+    assert current_revision(fresh_url) == "0003"
     command.downgrade(config, "base")
     assert not table_names(fresh_url) & APP_TABLES
     command.upgrade(config, "head")
@@ -148,7 +178,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
 
 def test_upgrade_is_idempotent(db_url: str) -> None:
     upgrade(db_url)
-    assert current_revision(db_url) == "0002"
+    assert current_revision(db_url) == "0003"
 
 
 def test_no_drift_after_upgrade(db_url: str) -> None:

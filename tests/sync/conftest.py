@@ -1,5 +1,5 @@
-"""Real catalog servers for the sync tests, once per run: a Hive 2.3 metastore on Derby and Spark's Thrift
-server (HiveServer2) on it, both from the pyspark jars, each in its own temp dir on a free port.
+"""Spark's Thrift server (HiveServer2) for the sync tests, once per run, on the session's Hive metastore
+(tests/conftest.py), from the pyspark jars in its own temp dir on a free port.
 
 Spark's Thrift server resolves a table's input format class for DDL; Hudi's hadoop-mr jar is not on PyPI, so a
 jar of two empty subclasses named like Hudi's input formats (tests/sync/shim) is compiled and put on its class
@@ -15,21 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from hudi_meta.sync.local_servers import LocalServer, hiveserver2, metastore, pyspark_home
+from hudi_meta.sync.local_servers import LocalServer, hiveserver2, pyspark_home
 
 SHIM_SOURCES = Path(__file__).parent / "shim"
-
-
-@pytest.fixture(scope="session")
-def metastore_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
-    server = metastore(tmp_path_factory.mktemp("metastore")).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="session")
-def metastore_uri(metastore_server: LocalServer) -> str:
-    return f"thrift://127.0.0.1:{metastore_server.port}"
 
 
 def build_shim_jar(out: Path) -> Path:

@@ -1,0 +1,65 @@
+"""One sync of a table as every caller runs it (the `sync` command, the UI's "sync now", the service): index,
+compute the freshness, publish it, and record the run (when, how long, outcome) in the store. A dry run is not
+recorded."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.freshness_inputs import indexed_freshness
+from hudi_meta.index.registry import table_id_of
+from hudi_meta.index.sync_runs import SyncRun, record_sync_run
+from hudi_meta.sync.catalog import open_catalog
+from hudi_meta.sync.hive_sync import SyncReport, sync_table
+from hudi_meta.table.table import HudiTable
+
+
+@dataclass(frozen=True)
+class SyncTarget:
+    """Where and how to publish: the catalog (mode, URI), the database and name to register under (None: the
+    table's own), the timeout of each catalog call, and whether to register Spark's datasource properties."""
+
+    mode: str
+    uri: str
+    database: str | None = None
+    name: str | None = None
+    timeout_s: float = 30.0
+    as_datasource: bool = True
+
+    def validate(self, labels: tuple[str, str] = ("database", "table name")) -> None:
+        """Names the catalog can hold; `labels` name the two values as the caller took them."""
+        for option, value in zip(labels, (self.database, self.name), strict=True):
+            if value is not None and not value.replace("_", "").isalnum():
+                raise HudiMetaError(f"{option} {value!r}: use letters, digits and underscores")
+
+
+def sync_recorded(engine: Engine, table: HudiTable, target: SyncTarget, dry_run: bool = False) -> SyncReport:
+    """Index `table`, publish its freshness to `target` and record the run; a failure is recorded, then raised."""
+    target.validate()
+    fresh = indexed_freshness(engine, table)
+    table_id = table_id_of(engine, table.base_path)
+    assert table_id is not None  # indexed just now
+    started, clock = dt.datetime.now(dt.UTC), time.monotonic()
+    outcome, message, changes = "failed", "", 0
+    try:
+        catalog = open_catalog(target.mode, target.uri, timeout_s=target.timeout_s)
+        try:
+            report = sync_table(catalog, table, fresh, target.database, target.name, dry_run, target.as_datasource)
+        finally:
+            catalog.close()
+        outcome, changes = "ok", len(report.actions)
+        return report
+    except HudiMetaError as e:
+        message = str(e)
+        raise
+    finally:
+        if not dry_run:
+            duration = int((time.monotonic() - clock) * 1000)
+            record_sync_run(
+                engine, table_id, SyncRun(target.mode, target.uri, started, duration, outcome, changes, message)
+            )

@@ -1,0 +1,32 @@
+"""Compaction plans: a table's plans (strategy, threshold, mode, state, operations, links, durations) and a
+page per plan with its operations (file group, base file, log files compacted, links made)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, abort, render_template
+
+from hudi_meta.index import browse
+
+from . import store
+from .common import instant_or_404, page_arg, table_or_404, zone_of
+
+bp = Blueprint("plans", __name__)
+
+
+@bp.get("/tables/<int:table_id>/plans")
+def plans(table_id: int) -> Any:
+    t = table_or_404(table_id)
+    listing = browse.plans(store.connection(), table_id, page_arg(), zone_of(t))
+    return render_template("plans.html", table=t, listing=listing)
+
+
+@bp.get("/tables/<int:table_id>/plans/<instant>")
+def plan(table_id: int, instant: str) -> Any:
+    t = table_or_404(table_id)
+    found = browse.plan(store.connection(), table_id, instant_or_404(instant), page_arg(), zone_of(t))
+    if found is None:
+        abort(404, f"the table has no compaction plan {instant}")
+    summary, operations = found
+    return render_template("plan.html", table=t, plan=summary, operations=operations)

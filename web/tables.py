@@ -1,0 +1,74 @@
+"""Tables: the overview of every registered table, a table's page (freshness, event-time chart, timeline),
+its file groups with their slices, and its late data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, abort, render_template, request
+
+from hudi_meta.index import browse
+
+from . import store
+from .charts import histogram_chart
+from .common import choice_arg, page_arg, table_or_404, table_state, text_arg
+from .data import SORT_KEYS, late_data, sorted_summaries, table_summary
+
+bp = Blueprint("tables", __name__)
+
+
+def all_summaries() -> list[dict[str, Any]]:
+    return [table_summary(t, table_state(t)) for t in browse.tables(store.connection())]
+
+
+@bp.get("/")
+def index() -> Any:
+    sort = choice_arg("sort", list(SORT_KEYS)) or "name"
+    descending = request.args.get("order") == "desc"
+    query = text_arg("q")
+    rows = sorted_summaries(all_summaries(), sort, descending, query)
+    return render_template("tables.html", rows=rows, sort=sort, descending=descending, query=query or "")
+
+
+@bp.get("/tables/<int:table_id>")
+def table(table_id: int) -> Any:
+    t = table_or_404(table_id)
+    state = table_state(t)
+    conn = store.connection()
+    actions, states = browse.timeline_filters(conn, table_id)
+    action = choice_arg("action", actions)
+    instant_state = choice_arg("state", states)
+    timeline = browse.timeline(conn, table_id, page_arg(), action, instant_state)
+    f = state.freshness
+    chart = histogram_chart(state.histogram, {"threshold": f.threshold_ms, "watermark": f.watermark_ms})
+    return render_template(
+        "table.html",
+        table=t,
+        summary=table_summary(t, state),
+        chart=chart,
+        histogram=state.histogram,
+        timeline=timeline,
+        actions=actions,
+        states=states,
+        action=action,
+        state=instant_state,
+    )
+
+
+@bp.get("/tables/<int:table_id>/file-groups")
+def file_groups(table_id: int) -> Any:
+    t = table_or_404(table_id)
+    conn = store.connection()
+    partition = text_arg("partition")
+    parts = browse.partitions(conn, table_id)
+    if partition is not None and partition not in {p.partition for p in parts}:
+        abort(404, "the table has no such partition")
+    listing = browse.file_groups(conn, table_id, page_arg(), partition)
+    return render_template("file_groups.html", table=t, partitions=parts, partition=partition, listing=listing)
+
+
+@bp.get("/tables/<int:table_id>/late")
+def late(table_id: int) -> Any:
+    t = table_or_404(table_id)
+    state = table_state(t)
+    return render_template("late.html", table=t, freshness=state.freshness, blocks=late_data(state))
