@@ -95,7 +95,7 @@ RUNNERS = {"schedule": _schedule, "clean": _clean, "sync": _sync}
 
 
 @bp.post("/tables/<int:table_id>/actions/<name>")
-@bp.post("/api/v1/tables/<int:table_id>/actions/<name>")
+@bp.post("/api/v1/tables/<int:table_id>/actions/<name>", endpoint="act_api")
 @action_required
 def act(table_id: int, name: str) -> Any:
     if name not in RUNNERS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, render_template, request
+from flask import Blueprint, abort, current_app, render_template, request, send_from_directory
 
 from hudi_meta.index import browse
 
@@ -28,6 +28,12 @@ def index() -> Any:
     query = text_arg("q")
     rows = sorted_summaries(all_summaries(), sort, descending, query)
     return render_template("tables.html", rows=rows, sort=sort, descending=descending, query=query or "")
+
+
+@bp.get("/favicon.ico")
+def favicon() -> Any:
+    """Browsers ask for it on every page that names none (the JSON and metrics pages)."""
+    return send_from_directory(current_app.static_folder or "", "favicon.svg", mimetype="image/svg+xml")
 
 
 @bp.get("/tables/<int:table_id>")

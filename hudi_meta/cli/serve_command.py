@@ -22,8 +22,8 @@ WEB_MODULES = ("flask", "waitress")
 
 
 def port_number(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {text!r}")
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 (any free one) to 65535, got {text!r}")
     return int(text)
 
 
@@ -36,7 +36,7 @@ def thread_count(text: str) -> int:
 def add_commands(sub: Subparsers) -> None:
     cmd = add_command(sub, "serve", serve_command, "serve the web UI, its JSON API and /metrics")
     cmd.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    cmd.add_argument("--port", type=port_number, default=8080, help="port to listen on")
+    cmd.add_argument("--port", type=port_number, default=8080, help="port to listen on (0: any free port, printed)")
     cmd.add_argument("--threads", type=thread_count, default=8, help="request threads")
     cmd.add_argument("--sync-mode", choices=MODES, help="catalog for the UI's 'sync now' action")
     cmd.add_argument("--sync-uri", help="its URI: thrift://host:9083 (hms) or host:10000 (hiveserver2)")

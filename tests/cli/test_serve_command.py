@@ -1,0 +1,67 @@
+"""`hudi-meta serve` as a user starts it: the URL it prints answers, a bad address or value is one line and
+exit 2 (nothing served), and SIGTERM stops it."""
+
+from __future__ import annotations
+
+import socket
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from hudi_meta.index.migrate import upgrade
+from tests.cli.helpers import cli
+from tests.web.test_browser import start_server, stop_server
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    return url
+
+
+def test_serves_the_ui_read_only_and_stops_on_sigterm(store: str) -> None:
+    url, process = start_server(store, {"HUDI_META_UI_TOKEN": ""})
+    try:
+        with urllib.request.urlopen(f"{url}/") as response:
+            assert response.status == 200 and b"read-only" in response.read()
+        with urllib.request.urlopen(f"{url}/metrics") as response:
+            assert response.status == 200
+    finally:
+        stop_server(process)
+    assert process.returncode is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--port", "70000"], "expected a port from 0"),
+        (["--port", "http"], "expected a port from 0"),
+        (["--threads", "0"], "expected 1 to 64 threads"),
+        (["--host", "no-such-host.invalid"], "--host 'no-such-host.invalid'"),
+        (["--host", "192.0.2.1"], "cannot listen on 192.0.2.1"),
+        (["--sync-mode", "hms"], "--sync-mode and --sync-uri go together"),
+        (["--sync-mode", "glue", "--sync-uri", "x"], "invalid choice"),
+    ],
+)
+def test_bad_values_are_one_line(store: str, args: list[str], says: str) -> None:
+    done = cli("--db", store, "serve", *args, timeout=60)
+    assert done.returncode == 2
+    assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert done.stdout == ""
+
+
+def test_a_port_in_use_is_one_line(store: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = cli("--db", store, "serve", "--port", str(port), timeout=60)
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_store_without_schema_is_one_line(tmp_path: Path) -> None:
+    done = cli("--db", str(tmp_path / "new.db"), "serve", "--port", "0", timeout=60)
+    assert done.returncode == 2 and "init-db" in done.stderr and len(done.stderr.strip().splitlines()) == 1
