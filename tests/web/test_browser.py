@@ -141,9 +141,9 @@ def test_each_page_of_a_compacted_table(live_app: str, browser: Any, ui_store: U
     page.screenshot(path=str(tmp_path / "lineage.png"), full_page=True)
     graph = page.locator("#lineage-graph")
     assert graph.is_visible()
-    names = set(graph.locator("g.node").evaluate_all("nodes => nodes.map(n => n.dataset.name)"))
+    drawn = set(graph.locator("g.node").evaluate_all("nodes => nodes.map(n => n.dataset.name)"))
     group_links = {n for n in links if n.startswith(f".{file_id}_")}
-    assert group_links | {links[n] for n in group_links} <= names
+    assert group_links | {links[n] for n in group_links} <= drawn
     assert graph.locator("path.edge").count() >= len(group_links)
     assert page.locator("g.node[data-note^='deleted by clean']").count() > 0
 
