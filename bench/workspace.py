@@ -22,7 +22,7 @@ from sqlalchemy import Connection, Engine, Table, create_engine, make_url, pool,
 
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
-from hudi_meta.index.models import file_group_table, file_slice_table, hudi_table, log_block_table, log_file_table
+from hudi_meta.index.models import hudi_table, metadata
 
 PG_ADMIN_URL = os.environ.get("HUDI_META_TEST_PG", "postgresql+psycopg://root@127.0.0.1:5432/postgres")
 BACKENDS = ("sqlite", "postgresql")
@@ -102,22 +102,20 @@ def store(backend: str, work: Path, keep: bool = False) -> Iterator[Engine]:
 
 
 def fill_store(engine: Engine, table_row: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> None:
-    """Load a generated index into a blank store: the `hudi_table` row, then the `file_group`, `file_slice`,
-    `log_file` and `log_block` rows (COPY on PostgreSQL, then ANALYZE; chunked INSERTs on SQLite)."""
-    tables: dict[str, Table] = {
-        "file_group": file_group_table,
-        "file_slice": file_slice_table,
-        "log_file": log_file_table,
-        "log_block": log_block_table,
-    }
+    """Load a generated index into a blank store: the `hudi_table` row, then the rows of each store table named
+    in `rows` (`file_group`, `file_slice`, `log_file`, `log_block`, and any other, parents first), by COPY on
+    PostgreSQL (then ANALYZE) and chunked INSERTs on SQLite."""
     with engine.begin() as conn:
         conn.execute(hudi_table.insert(), table_row)
-        for name, table in tables.items():
+        for table in metadata.sorted_tables:  # parents before children
+            batch = rows.get(table.name)
+            if not batch:
+                continue
             if conn.dialect.name == "postgresql":
-                _copy_rows(conn, table, rows[name])
+                _copy_rows(conn, table, batch)
             else:
-                for i in range(0, len(rows[name]), INSERT_CHUNK):
-                    conn.execute(table.insert(), rows[name][i : i + INSERT_CHUNK])
+                for i in range(0, len(batch), INSERT_CHUNK):
+                    conn.execute(table.insert(), batch[i : i + INSERT_CHUNK])
         if conn.dialect.name == "postgresql":
             conn.execute(text("ANALYZE"))
 

@@ -17,7 +17,8 @@ from hudi_meta.table.table import HudiTable
 from hudi_meta.times import format_time_ms
 
 
-def run_quickstart(workdir: Path, batches: int = 6, rows: int = 500) -> None:
+def run_quickstart(workdir: Path, batches: int = 6, rows: int = 500, ui_port: int | None = 8080) -> None:
+    """The demo end to end; with `ui_port` (None: exit at once) the web UI then serves the store until Ctrl-C."""
     from hudi_meta.spark import compaction, writer
     from hudi_meta.spark.session import spark_session
 
@@ -70,9 +71,26 @@ def run_quickstart(workdir: Path, batches: int = 6, rows: int = 500) -> None:
     engine.dispose()
     spark.stop()
     sync_to_local_metastore(workdir, url, path)
-    print("5. the web UI is not built yet; see the README")
     print(f"   explore: hudi-meta --db {url} show plans|links|blocks {path}")
     print(f"            hudi-meta --db {url} freshness {path}")
+    if ui_port is None:
+        print(f"5. web UI: hudi-meta --db {url} serve (not started: --no-ui)")
+        return
+    serve_ui(url, ui_port)
+
+
+def serve_ui(url: str, port: int) -> None:
+    """The web UI over the demo's store, read-only, until Ctrl-C."""
+    from waitress import serve
+
+    from hudi_meta.cli.serve_command import listening_socket
+    from hudi_meta.web import create_app
+
+    sock = listening_socket("127.0.0.1", port)
+    bound = sock.getsockname()[1]
+    print(f"5. web UI on http://127.0.0.1:{bound}/ (the table, its plan, file groups and link lineage; Ctrl-C stops)")
+    print(f"   the same data as JSON: http://127.0.0.1:{bound}/api/v1/tables, metrics: /metrics", flush=True)
+    serve(create_app({"STORE_URL": url}), sockets=[sock], threads=4, ident="hudi-meta")
 
 
 def sync_to_local_metastore(workdir: Path, url: str, path: str) -> None:

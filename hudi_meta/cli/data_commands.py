@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from hudi_meta.cli.common import Choice, Subparsers, add_command, require_hive, require_spark
+from hudi_meta.cli.serve_command import listening_socket, port_number, require_web
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.event_stream import StreamSpec, write_batches
 from hudi_meta.quickstart import run_quickstart
@@ -47,6 +48,8 @@ def add_commands(sub: Subparsers) -> None:
 
     quick = add_command(sub, "quickstart", quickstart_command, "demo: a table with late data, index, compaction")
     quick.add_argument("--workdir", default="hudi-meta-quickstart", help="folder for the demo table and store")
+    quick.add_argument("--port", type=port_number, default=8080, help="port of the web UI it serves at the end")
+    quick.add_argument("--no-ui", action="store_true", help="exit after the sync instead of serving the web UI")
 
 
 def ingest_command(args: argparse.Namespace) -> int:
@@ -100,5 +103,8 @@ def generate_command(args: argparse.Namespace) -> int:
 def quickstart_command(args: argparse.Namespace) -> int:
     require_spark("quickstart")
     require_hive("quickstart")
-    run_quickstart(Path(args.workdir).resolve())
+    if not args.no_ui:
+        require_web()
+        listening_socket("127.0.0.1", args.port).close()  # a port in use is said now, not after the demo
+    run_quickstart(Path(args.workdir).resolve(), ui_port=None if args.no_ui else args.port)
     return 0

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Select, func, select
+from sqlalchemy import Connection, Select, and_, func, or_, select
 
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.index.models import (
@@ -293,16 +293,23 @@ def plan(
     query = select(o).where(o.c.plan_id == found.id).order_by(o.c.partition_path, o.c.file_id)
     rows, total = _page_of(conn, query, page)
     links: dict[tuple[str, str], list[LinkRow]] = defaultdict(list)
-    partitions = sorted({r.partition_path for r in rows})
-    if partitions:
+    wanted = {(r.partition_path, r.file_id) for r in rows}
+    if wanted:
+        # the links this page's operations made: named `.<file id>_<instant>.log.<n>_<token>`
+        names = or_(
+            *(
+                and_(k.c.partition_path == part, k.c.link_name.like(_like_prefix(f".{fid}_{instant}."), "\\"))
+                for part, fid in sorted(wanted)
+            )
+        )
         for r in conn.execute(
             select(k)
-            .where(k.c.table_id == table_id, k.c.compaction_instant == instant, k.c.partition_path.in_(partitions))
+            .where(k.c.table_id == table_id, k.c.compaction_instant == instant, names)
             .order_by(k.c.link_name)
         ):
-            parsed = LogFileName.try_parse(r.link_name)
-            if parsed is not None:
-                links[(r.partition_path, parsed.file_id)].append(_link_row(r))
+            key = (r.partition_path, group_of_file(r.link_name) or "")
+            if key in wanted:  # LIKE ignores case on SQLite
+                links[key].append(_link_row(r))
     ops = [
         OperationRow(
             partition=r.partition_path,

@@ -177,7 +177,7 @@ def test_generate_then_ingest_and_read(tmp_path: Path) -> None:
 
 
 def test_quickstart(tmp_path: Path) -> None:
-    out = run("quickstart", "--workdir", str(tmp_path / "qs"))
+    out = run("quickstart", "--workdir", str(tmp_path / "qs"), "--no-ui")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("1. demo table") and any(line.startswith("3. event-time compaction") for line in lines)

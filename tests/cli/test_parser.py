@@ -46,6 +46,7 @@ def test_the_commands_are_the_documented_ones() -> None:
         "read",
         "register",
         "rollback",
+        "serve",
         "show",
         "sync",
     ]
