@@ -27,7 +27,9 @@ class CompletedCompaction:
 @dataclass(frozen=True)
 class PendingBlock:
     """A committed log block whose records are not in a base file yet (it sits in a latest slice's log files;
-    a linked file counts once, under its physical file)."""
+    a linked file counts once, under its physical file). Delete blocks count as leftovers; only data blocks
+    bound the watermark: a pending delete leaves RO holding a record the snapshot no longer has, never lacking
+    one."""
 
     log_file: str  # partition/name of the physical file
     slice_key: str  # partition/file id/base instant of the latest slice it belongs to
@@ -35,6 +37,7 @@ class PendingBlock:
     min_event_time: int | None  # None: unknown (the watermark cannot be above what is unknown)
     records: int
     size: int  # the block's bytes
+    is_data: bool = True  # False: a delete block (left over, but it holds no record RO could lack)
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,10 @@ def late_blocks(last: CompletedCompaction | None, pending: Iterable[PendingBlock
     return [
         b
         for b in pending
-        if b.instant > last.instant and b.min_event_time is not None and b.min_event_time < last.threshold_ms
+        if b.is_data
+        and b.instant > last.instant
+        and b.min_event_time is not None
+        and b.min_event_time < last.threshold_ms
     ]
 
 
@@ -93,7 +99,7 @@ def event_time_histogram(
 ) -> Histogram:
     """Bin the records of `pending` by their block's min event time over a range that also covers `marks`
     (the threshold and the watermark, so a chart can draw them). Pure."""
-    blocks = list(pending)
+    blocks = [b for b in pending if b.is_data]
     known = [b for b in blocks if b.min_event_time is not None]
     points = [b.min_event_time for b in known if b.min_event_time is not None] + [m for m in marks if m is not None]
     unknown = sum(b.records for b in blocks if b.min_event_time is None)
@@ -112,14 +118,15 @@ def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[Pend
     """Freshness from the completed compactions and the committed blocks not yet in a base file."""
     last = last_event_time_compaction(compactions)
     blocks = list(pending)
-    known = [b.min_event_time for b in blocks if b.min_event_time is not None]
-    unknown = sum(1 for b in blocks if b.min_event_time is None)
+    data = [b for b in blocks if b.is_data]
+    known = [b.min_event_time for b in data if b.min_event_time is not None]
+    unknown = sum(1 for b in data if b.min_event_time is None)
     min_pending = min(known) if known else None
     threshold = last.threshold_ms if last is not None else None
     watermark: int | None = None
     if threshold is not None and not unknown:  # a block of unknown event times may hold any time: no watermark
         watermark = min([threshold, *([min_pending] if min_pending is not None else [])])
-    late = late_blocks(last, blocks)
+    late = late_blocks(last, data)
     sizes: dict[str, int] = {}
     for b in blocks:
         sizes[b.log_file] = sizes.get(b.log_file, 0) + b.size

@@ -69,3 +69,15 @@ def test_ro_is_complete_before_t_only_when_the_watermark_is_at_or_after_t() -> N
     )
     none = freshness([], [], 0)
     assert "no freshness guarantee (no event-time compaction)" in (view_for_complete_before(none, 0) or "")
+
+
+def test_a_delete_left_over_counts_as_a_leftover_but_does_not_bound_the_watermark() -> None:
+    """RO lacks no record because of a pending delete (it holds one the snapshot no longer has), so the watermark
+    stays at T; the log file is still not compacted, and counts."""
+    compaction = [CompletedCompaction("20250101000000000", 500, False)]
+    deletes = [PendingBlock("p/d", "p/f/c1", "20250102000000000", 100, 4, 70, is_data=False)]
+    f = freshness(compaction, deletes, now_ms=1000)
+    assert (f.watermark_ms, f.min_pending_event_time_ms, f.late_blocks, f.late_records) == (500, None, 0, 0)
+    assert (f.leftover_files, f.leftover_bytes, f.leftover_slices) == (1, 70, 1)
+    with_data = freshness(compaction, [*deletes, PendingBlock("p/a", "p/f/c1", "20250102000000000", 300, 2, 30)], 0)
+    assert (with_data.watermark_ms, with_data.leftover_files, with_data.late_records) == (300, 2, 2)

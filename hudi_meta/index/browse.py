@@ -303,9 +303,7 @@ def plan(
             )
         )
         for r in conn.execute(
-            select(k)
-            .where(k.c.table_id == table_id, k.c.compaction_instant == instant, names)
-            .order_by(k.c.link_name)
+            select(k).where(k.c.table_id == table_id, k.c.compaction_instant == instant, names).order_by(k.c.link_name)
         ):
             key = (r.partition_path, group_of_file(r.link_name) or "")
             if key in wanted:  # LIKE ignores case on SQLite

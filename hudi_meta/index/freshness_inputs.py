@@ -23,6 +23,7 @@ from hudi_meta.index.states import BlockStatus, InstantState
 from hudi_meta.table.table import HudiTable
 
 DATA_BLOCK_TYPES = ("avro_data", "parquet_data", "hfile_data")
+DELETE_BLOCK_TYPE = "delete"
 
 
 def completed_compactions(bind: Engine | Connection, table_id: int) -> list[CompletedCompaction]:
@@ -44,7 +45,7 @@ def completed_compactions(bind: Engine | Connection, table_id: int) -> list[Comp
 
 
 def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBlock]:
-    """Committed data blocks of every live file group's latest committed slice and newer slices."""
+    """Committed data and delete blocks of every live file group's latest committed slice and newer slices."""
     g, s, f, b = file_group_table, file_slice_table, log_file_table, log_block_table
     with connected(bind) as conn:
         slices = conn.execute(
@@ -58,10 +59,12 @@ def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBloc
             )
         ).all()
         blocks = conn.execute(
-            select(b.c.log_file_id, b.c.instant, b.c.min_event_time, b.c.record_count, b.c.length).where(
+            select(
+                b.c.log_file_id, b.c.instant, b.c.min_event_time, b.c.record_count, b.c.length, b.c.block_type
+            ).where(
                 b.c.table_id == table_id,
                 b.c.status == BlockStatus.COMMITTED,
-                b.c.block_type.in_(DATA_BLOCK_TYPES),
+                b.c.block_type.in_((*DATA_BLOCK_TYPES, DELETE_BLOCK_TYPE)),
             )
         ).all()
     latest_committed: dict[int, str] = {}
@@ -85,10 +88,11 @@ def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBloc
             continue  # a link whose target the index does not know (dangling: `check` reports it)
         physical.setdefault(file_id, (f"{r.partition_path}/{r.name}", slice_key))
     out = []
-    for log_file_id, instant, min_event_time, records, length in blocks:
+    for log_file_id, instant, min_event_time, records, length, block_type in blocks:
         if log_file_id in physical:
             path, slice_key = physical[log_file_id]
-            out.append(PendingBlock(path, slice_key, instant or "", min_event_time, records or 0, length))
+            is_data = block_type != DELETE_BLOCK_TYPE
+            out.append(PendingBlock(path, slice_key, instant or "", min_event_time, records or 0, length, is_data))
     return out
 
 

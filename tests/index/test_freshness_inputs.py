@@ -121,3 +121,22 @@ def test_java_written_tables_publish_no_threshold(archive: Path, fixture_table: 
     f = freshness(completed_compactions(engine, indexer.table_id), pending_blocks(engine, indexer.table_id), NOW)
     assert (f.threshold_ms, f.watermark_ms, f.compaction_instant, f.late_blocks) == (None, None, None, 0)
     engine.dispose()
+
+
+def test_a_linked_delete_only_log_file_is_a_leftover_that_keeps_the_watermark(tmp_path: Path) -> None:
+    """As in the quickstart: the newest log file of a slice holds only deletes, after T, and is kept as a link.
+    It is a log file not compacted yet (leftover), but RO lacks no record because of it: the watermark is T."""
+    t = ModelTable(str(tmp_path / "t"))
+    try:
+        t.bootstrap([Op("k00", 10, 1.0), Op("k01", 10, 1.0), Op("k10", 10, 1.0), Op("k11", 10, 1.0)])
+        t.write([Op("k02", 20, 1.0), Op("k03", 20, 1.0), Op("k12", 20, 1.0), Op("k13", 20, 1.0)])
+        t.write([Op("k00", 90, None)])  # a delete ordered at 90 s: after T, one log file of one file group
+        first = t.schedule(50, "symlink", exact=False)
+        assert first is not None
+        t.run()
+        f = measure(t)
+        assert (f.threshold_ms, f.watermark_ms, f.min_pending_event_time_ms) == (at(50), at(50), None)
+        assert (f.leftover_files, f.leftover_slices) == (1, 1) and f.leftover_bytes > 0
+        assert assert_promise(t, f) == 7  # all but k00, deleted in the snapshot (RO still has it)
+    finally:
+        t.close()
