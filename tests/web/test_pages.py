@@ -196,3 +196,12 @@ def test_metrics_for_every_table(client: FlaskClient, ui_store: UiStore) -> None
 def test_bad_requests_are_one_clear_page(client: FlaskClient, url: str, status: int) -> None:
     text = page(client, url, status)
     assert 'id="error-message"' in text and "Traceback" not in text
+
+
+def test_static_files_and_the_favicon_are_shipped(client: FlaskClient) -> None:
+    css = client.get("/static/style.css")
+    assert css.status_code == 200 and css.mimetype == "text/css"
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.mimetype == "image/svg+xml" and b"<svg" in icon.data
+    css.close()
+    icon.close()

@@ -261,3 +261,13 @@ def test_a_read_only_ui_refuses_actions_and_sign_in(client: FlaskClient, ui_stor
     assert client.post(f"/api/v1/tables/{core}/actions/clean", headers={"Authorization": "Bearer x"}).status_code == 403
     assert client.get("/login").status_code == 403
     assert "read-only" in client.get("/").get_data(as_text=True)
+
+
+def test_sign_out_needs_csrf_and_ends_the_session(token_app: Flask, writable_store: UiStore) -> None:
+    client = token_app.test_client()
+    csrf = sign_in(client)
+    core = writable_store.ids["core"]
+    assert client.post("/logout").status_code == 403  # a cross-site form cannot sign a user out either
+    assert client.post("/logout", data={"csrf_token": csrf}).status_code == 302
+    assert client.post(f"/tables/{core}/actions/clean", data={"csrf_token": csrf}).status_code == 401
+    assert "sign in for actions" in client.get("/").get_data(as_text=True)
