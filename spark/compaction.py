@@ -14,7 +14,12 @@ from hudi_meta.table.instant import Instant
 from hudi_meta.table.table import HudiTable
 
 
-def run(spark: SparkSession, table: HudiTable, instant: str | None = None) -> Instant:
+def run(
+    spark: SparkSession,
+    table: HudiTable,
+    instant: str | None = None,
+    on_phase: Callable[[str], None] | None = None,
+) -> Instant:
     """Execute the pending compaction `instant` (None: the oldest pending one) on Spark; the completed instant.
 
     The same executor as the local run (`hudi_meta.compaction.run.run_compaction`), with each operation as one
@@ -30,4 +35,4 @@ def run(spark: SparkSession, table: HudiTable, instant: str | None = None) -> In
         with task_errors():
             return spark.sparkContext.parallelize(list(ops), len(ops)).map(task).collect()
 
-    return run_compaction(table, instant, on_spark)
+    return run_compaction(table, instant, on_spark, on_phase)

@@ -12,10 +12,11 @@ from flask import Blueprint, abort, jsonify
 from flask.json.provider import DefaultJSONProvider
 
 from hudi_meta.index import browse
+from hudi_meta.service.records import recent_steps
 
 from . import store
 from .common import choice_arg, instant_or_404, page_arg, table_or_404, table_state, text_arg, zone_of
-from .data import freshness_data, late_data, lineage_data, listing_data, table_summary
+from .data import freshness_data, late_data, lineage_data, listing_data, steps_data, table_summary
 from .lineage import lineage_request
 from .tables import all_summaries
 
@@ -98,6 +99,13 @@ def lineage(table_id: int) -> Any:
     table_or_404(table_id)
     rows, _ = lineage_request(table_id)
     return jsonify(lineage_data(rows))
+
+
+@bp.get("/tables/<int:table_id>/steps")
+def steps(table_id: int) -> Any:
+    table_or_404(table_id)
+    limit = page_arg().size
+    return jsonify({"items": steps_data(recent_steps(store.connection(), table_id, limit))})
 
 
 @bp.get("/tables/<int:table_id>/late")

@@ -8,6 +8,7 @@ from typing import Any
 
 from hudi_meta.index import browse
 from hudi_meta.index.browse import LineageRows, TableRow
+from hudi_meta.service.records import StepRecord
 
 from .state import TableState
 
@@ -23,6 +24,7 @@ SORT_KEYS = (
     "late_records",
     "last_indexed_at",
     "last_sync_at",
+    "service_status",
 )
 
 
@@ -51,6 +53,9 @@ def table_summary(table: TableRow, state: TableState) -> dict[str, Any]:
         "last_indexed_at": table.last_indexed_at,
         "last_sync_at": table.last_sync_at,
         "last_sync_outcome": table.last_sync_outcome,
+        "service_status": table.service_status,
+        "service_step": table.service_step,
+        "service_error": table.service_error,
     }
 
 
@@ -102,6 +107,10 @@ def listing_data(listing: browse.Listing) -> dict[str, Any]:
         "page_size": listing.page.size,
         "pages": listing.pages,
     }
+
+
+def steps_data(steps: list[StepRecord]) -> list[dict[str, Any]]:
+    return [{**asdict(s), "duration_s": s.duration_s} for s in steps]
 
 
 def lineage_data(rows: LineageRows) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from flask import Blueprint, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from hudi_meta.index import browse
-from hudi_meta.index.metrics_inputs import store_metric_values
 from hudi_meta.metrics import render
+from hudi_meta.service.metrics import table_metric_values
 
 from . import store
 from .common import now_ms, table_state, zone_of
@@ -28,5 +28,5 @@ def metrics() -> Any:
     values = {}
     for t in tables:
         label = t.name if t.name and names[t.name] == 1 else t.base_path  # two tables of one name: their paths
-        values[label] = store_metric_values(conn, t.id, table_state(t).freshness, zone_of(t), now)
+        values[label] = table_metric_values(conn, t.id, table_state(t).freshness, zone_of(t), now)
     return Response(render(values), mimetype=CONTENT_TYPE_LATEST)

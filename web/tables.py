@@ -8,11 +8,12 @@ from typing import Any
 from flask import Blueprint, abort, current_app, render_template, request, send_from_directory
 
 from hudi_meta.index import browse
+from hudi_meta.service.records import recent_steps
 
 from . import store
 from .charts import histogram_chart
 from .common import choice_arg, page_arg, table_or_404, table_state, text_arg
-from .data import SORT_KEYS, late_data, sorted_summaries, table_summary
+from .data import SORT_KEYS, late_data, sorted_summaries, steps_data, table_summary
 
 bp = Blueprint("tables", __name__)
 
@@ -49,6 +50,7 @@ def table(table_id: int) -> Any:
     chart = histogram_chart(state.histogram, {"threshold": f.threshold_ms, "watermark": f.watermark_ms})
     return render_template(
         "table.html",
+        steps=steps_data(recent_steps(conn, table_id, 15)),
         table=t,
         summary=table_summary(t, state),
         chart=chart,

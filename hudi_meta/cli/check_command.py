@@ -44,7 +44,7 @@ def _store(db: str | None) -> tuple[Engine | None, str | None]:
     used only when it exists with a schema (check never creates a store)."""
     if db or os.environ.get(DB_ENV):
         url = resolve_db_url(db)
-        return open_store(db), store_label(url)
+        return open_store(db, create=False), store_label(url)
     url = resolve_db_url(None)
     if current_revision(url) is None:
         return None, None

@@ -16,7 +16,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import make_engine, resolve_db_url
-from hudi_meta.index.migrate import current_revision, head_revision
+from hudi_meta.index.migrate import current_revision, head_revision, upgrade
 from hudi_meta.sync.catalog import HIVE_EXTRA
 
 EXIT_USAGE = 2
@@ -90,8 +90,10 @@ def store_label(url: str) -> str:
     return parsed.render_as_string(hide_password=True)
 
 
-def open_store(db: str | None, must_exist: bool = True) -> Engine:
-    """The metadata store's engine; a store that cannot be opened or has no schema is a user error naming it."""
+def open_store(db: str | None, must_exist: bool = True, create: bool = True) -> Engine:
+    """The metadata store's engine. A new SQLite store (no file yet, or a file without tables) gets its schema
+    on first use (`create`); a store at an older schema, or a server database without one, is a user error
+    naming `init-db`: a shared store is never migrated behind its owner's back."""
     url = resolve_db_url(db)
     label = store_label(url)
     try:
@@ -106,6 +108,9 @@ def open_store(db: str | None, must_exist: bool = True) -> Engine:
             raise HudiMetaError(f"metadata store {label} is a folder, not a SQLite file")
     try:
         revision = current_revision(url)
+        if must_exist and revision is None and create and parsed.get_backend_name() == "sqlite":
+            upgrade(url)  # the embedded store, new: nothing to migrate
+            revision = current_revision(url)
         if must_exist and revision is None:
             raise HudiMetaError(f"the metadata store {label} has no schema yet: run `hudi-meta init-db` first")
         if must_exist and revision is not None and revision != head_revision():

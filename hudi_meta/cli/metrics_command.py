@@ -9,9 +9,9 @@ import sys
 
 from hudi_meta.cli.common import Subparsers, add_command, open_store
 from hudi_meta.index.freshness_inputs import indexed_freshness
-from hudi_meta.index.metrics_inputs import store_metric_values
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.metrics import render
+from hudi_meta.service.metrics import table_metric_values
 from hudi_meta.table.table import HudiTable
 
 
@@ -28,7 +28,7 @@ def metrics_command(args: argparse.Namespace) -> int:
         fresh = indexed_freshness(engine, table, now_ms)
         table_id = table_id_of(engine, table.base_path)
         assert table_id is not None  # indexed just now
-        values = store_metric_values(engine, table_id, fresh, table.config.timeline_timezone, now_ms)
+        values = table_metric_values(engine, table_id, fresh, table.config.timeline_timezone, now_ms)
     finally:
         engine.dispose()
     sys.stdout.write(render({table.config.name or table.base_path: values}).decode())

@@ -363,8 +363,14 @@ def _commit_metadata(
     return metadata
 
 
-def run_compaction(table: HudiTable, instant: str | None = None, map_tasks: MapTasks = _sequential) -> Instant:
-    """Execute the plan of `instant` (default: the oldest pending one) and commit it."""
+def run_compaction(
+    table: HudiTable,
+    instant: str | None = None,
+    map_tasks: MapTasks = _sequential,
+    on_phase: Callable[[str], None] | None = None,
+) -> Instant:
+    """Execute the plan of `instant` (default: the oldest pending one) and commit it. `on_phase` hears
+    "running" before the tasks and "committing" before the links and the commit (the service records it)."""
     check_compactable(table)
     instant = instant or oldest_pending(table)
     tl = table.timeline
@@ -379,8 +385,12 @@ def run_compaction(table: HudiTable, instant: str | None = None, map_tasks: MapT
     writer.start(Action.COMPACTION, instant)
     ops = list(plan.operations)
     ctx = _context(table, plan, instant)
+    if on_phase is not None:
+        on_phase("running")
     results = dict(zip(_op_keys(ops), map_tasks(ctx, ops), strict=True))
     check_plan_inputs(table, plan, instant)
+    if on_phase is not None:
+        on_phase("committing")
     # Links last, right before the commit: until the commit, stock readers merge the pending slice with the
     # one before it and would read a link's records twice (ours skip planned links; see fs_view).
     make_links(table, plan, params.get(MODE_KEY, "symlink"))

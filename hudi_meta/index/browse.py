@@ -28,6 +28,7 @@ from hudi_meta.index.models import (
     link_table,
     log_block_table,
     log_file_table,
+    service_step_table,
     sync_run_table,
 )
 from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus, InstantState
@@ -66,9 +67,12 @@ class TableRow:
     pending_plans: int
     last_sync_at: dt.datetime | None
     last_sync_outcome: str | None
+    service_status: str | None = None  # the service's newest step on the table: its status,
+    service_step: str | None = None  # which step,
+    service_error: str | None = None  # and its error when it failed
 
 
-def _table_row(r: Any, pending: int, sync: Any | None) -> TableRow:
+def _table_row(r: Any, pending: int, sync: Any | None, step: Any | None = None) -> TableRow:
     options = json.loads(r.options or "{}")
     return TableRow(
         id=r.id,
@@ -82,6 +86,9 @@ def _table_row(r: Any, pending: int, sync: Any | None) -> TableRow:
         pending_plans=pending,
         last_sync_at=_utc(sync.started_at) if sync is not None else None,
         last_sync_outcome=sync.outcome if sync is not None else None,
+        service_status=step.status if step is not None else None,
+        service_step=step.step if step is not None else None,
+        service_error=step.error if step is not None else None,
     )
 
 
@@ -102,8 +109,11 @@ def tables(conn: Connection) -> list[TableRow]:
     )
     newest = select(s.c.table_id, func.max(s.c.id).label("id")).group_by(s.c.table_id).subquery()
     syncs = {r.table_id: r for r in conn.execute(select(s).join(newest, newest.c.id == s.c.id))}
+    st = service_step_table
+    newest_step = select(st.c.table_id, func.max(st.c.id).label("id")).group_by(st.c.table_id).subquery()
+    steps = {r.table_id: r for r in conn.execute(select(st).join(newest_step, newest_step.c.id == st.c.id))}
     rows = conn.execute(select(t).order_by(t.c.name, t.c.base_path)).all()
-    return [_table_row(r, pending.get(r.id, 0), syncs.get(r.id)) for r in rows]
+    return [_table_row(r, pending.get(r.id, 0), syncs.get(r.id), steps.get(r.id)) for r in rows]
 
 
 def table(conn: Connection, table_id: int) -> TableRow | None:
@@ -115,7 +125,9 @@ def table(conn: Connection, table_id: int) -> TableRow | None:
         select(func.count()).select_from(p).where(p.c.table_id == table_id, p.c.state.in_(PENDING_PLAN_STATES))
     ).scalar_one()
     sync = conn.execute(select(s).where(s.c.table_id == table_id).order_by(s.c.id.desc()).limit(1)).first()
-    return _table_row(r, pending, sync)
+    st = service_step_table
+    step = conn.execute(select(st).where(st.c.table_id == table_id).order_by(st.c.id.desc()).limit(1)).first()
+    return _table_row(r, pending, sync, step)
 
 
 @dataclass(frozen=True)

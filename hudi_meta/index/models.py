@@ -250,3 +250,33 @@ cleaned_file_table = Table(
     UniqueConstraint("table_id", "clean_instant", "partition_path", "name"),
     Index("ix_cleaned_file_table_file", "table_id", "partition_path", "name"),
 )
+
+# One step of `hudi-meta serve` on one table (index, schedule, compaction, clean, sync): its status while it
+# runs (planning, pending, running, committing), then idle or failed with its outcome and error.
+service_step_table = Table(
+    "service_step",
+    metadata,
+    _id(),
+    _table_id(index=None),  # covered by the index below
+    Column("worker", String(128), nullable=False),
+    Column("step", String(16), nullable=False),
+    Column("status", String(16), nullable=False),  # StepStatus
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("ended_at", DateTime(timezone=True)),
+    Column("outcome", String(16)),
+    Column("detail", Text, nullable=False, default="{}"),
+    Column("error", Text),
+    Index("ix_service_step_table_started", "table_id", "started_at"),
+)
+
+# Which service process works on a table, until when: a holder renews its leases while it lives; another
+# process takes a table over once the lease expired (its holder died) or was released (it stopped).
+service_lease_table = Table(
+    "service_lease",
+    metadata,
+    _id(),
+    Column("table_id", ForeignKey("hudi_table.id", ondelete="CASCADE"), nullable=False, unique=True),
+    Column("holder", String(128), nullable=False),
+    Column("acquired_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)

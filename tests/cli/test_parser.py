@@ -36,6 +36,7 @@ def test_the_commands_are_the_documented_ones() -> None:
         "compaction schedule",
         "compaction unschedule",
         "compaction validate",
+        "config check",
         "freshness",
         "generate",
         "index",

@@ -62,6 +62,15 @@ def test_a_port_in_use_is_one_line(store: str) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_a_store_without_schema_is_one_line(tmp_path: Path) -> None:
-    done = cli("--db", str(tmp_path / "new.db"), "serve", "--port", "0", timeout=60)
+def test_a_new_store_is_made_and_an_old_one_refused(tmp_path: Path) -> None:
+    """A newcomer's store is created on first use; one at an older schema is never migrated silently."""
+    url, process = start_server(f"sqlite:///{tmp_path / 'new.db'}", {})
+    try:
+        with urllib.request.urlopen(f"{url}/") as response:
+            assert b"No table is registered yet" in response.read()
+    finally:
+        stop_server(process)
+    old = f"sqlite:///{tmp_path / 'old.db'}"
+    upgrade(old, "0003")
+    done = cli("--db", old, "serve", "--port", "0", timeout=60)
     assert done.returncode == 2 and "init-db" in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -25,7 +25,14 @@ from hudi_meta.index.migrate import (
     migrations_dir,
     upgrade,
 )
-from hudi_meta.index.models import cleaned_file_table, hudi_table, metadata, sync_run_table
+from hudi_meta.index.models import (
+    cleaned_file_table,
+    hudi_table,
+    metadata,
+    service_lease_table,
+    service_step_table,
+    sync_run_table,
+)
 
 APP_TABLES = set(metadata.tables)
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -64,9 +71,9 @@ def index_names(insp: Inspector, table: str) -> set[str | None]:
 
 def test_single_linear_history() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0003"]
-    assert head_revision() == "0003"
-    assert [rev.revision for rev in script.walk_revisions()] == ["0003", "0002", "0001"]
+    assert script.get_heads() == ["0004"]
+    assert head_revision() == "0004"
+    assert [rev.revision for rev in script.walk_revisions()] == ["0004", "0003", "0002", "0001"]
 
 
 def test_migrations_ship_as_a_package() -> None:
@@ -109,7 +116,7 @@ def test_round_trip(fresh_url: str) -> None:
     assert not table_names(fresh_url) & APP_TABLES
 
     upgrade(fresh_url, "head")
-    assert current_revision(fresh_url) == "0003"
+    assert current_revision(fresh_url) == "0004"
     assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
     assert schema_diff(fresh_url) == []
 
@@ -151,7 +158,7 @@ def test_0003_adds_cleaned_files_and_steps_back_keeping_the_rest(fresh_url: str)
         with engine.begin() as conn:
             conn.execute(hudi_table.insert(), row)
             conn.execute(sync_run_table.insert(), run)
-        upgrade(fresh_url)
+        upgrade(fresh_url, "0003")
         assert current_revision(fresh_url) == "0003" and "cleaned_file" in table_names(fresh_url)
         with engine.begin() as conn:
             conn.execute(cleaned_file_table.insert(), cleaned)
@@ -165,11 +172,43 @@ def test_0003_adds_cleaned_files_and_steps_back_keeping_the_rest(fresh_url: str)
         engine.dispose()
 
 
+def test_0004_adds_service_state_and_steps_back_keeping_the_rest(fresh_url: str) -> None:
+    """One revision up and down: cleaned files survive both steps; step records and leases exist only at 0004,
+    and a table has one lease at most (the service's mutual exclusion relies on it)."""
+    upgrade(fresh_url, "0003")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    now = dt.datetime.now(dt.UTC)
+    row = {"id": 1, "base_path": "/t", "name": "t", "table_type": "MERGE_ON_READ", "table_version": 6}
+    row |= {"timeline_layout": 1, "record_key_fields": "id", "options": "{}", "registered_at": now}
+    cleaned = {"table_id": 1, "clean_instant": "20260101000000000", "partition_path": "p", "name": ".f_1.log.1_0"}
+    lease = {"table_id": 1, "holder": "a", "acquired_at": now, "expires_at": now}
+    step = {"table_id": 1, "worker": "a", "step": "index", "status": "idle", "started_at": now, "detail": "{}"}
+    try:
+        with engine.begin() as conn:
+            conn.execute(hudi_table.insert(), row)
+            conn.execute(cleaned_file_table.insert(), cleaned)
+        upgrade(fresh_url)
+        assert current_revision(fresh_url) == "0004"
+        assert {"service_step", "service_lease"} <= table_names(fresh_url)
+        with engine.begin() as conn:
+            conn.execute(service_lease_table.insert(), lease)
+            conn.execute(service_step_table.insert(), step)
+        with pytest.raises(IntegrityError), engine.begin() as conn:
+            conn.execute(service_lease_table.insert(), lease | {"holder": "b"})
+        downgrade(fresh_url, "0003")
+        assert current_revision(fresh_url) == "0003"
+        assert not {"service_step", "service_lease"} & table_names(fresh_url)
+        with engine.connect() as conn:
+            assert conn.execute(cleaned_file_table.select()).one().name == ".f_1.log.1_0"
+    finally:
+        engine.dispose()
+
+
 def test_round_trip_through_env_url(fresh_url: str) -> None:
     """Without a connection in `config.attributes`, env.py opens its own from `sqlalchemy.url` (CLI use)."""
     config = alembic_config(fresh_url)
     command.upgrade(config, "head")
-    assert current_revision(fresh_url) == "0003"
+    assert current_revision(fresh_url) == "0004"
     command.downgrade(config, "base")
     assert not table_names(fresh_url) & APP_TABLES
     command.upgrade(config, "head")
@@ -178,7 +217,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
 
 def test_upgrade_is_idempotent(db_url: str) -> None:
     upgrade(db_url)
-    assert current_revision(db_url) == "0003"
+    assert current_revision(db_url) == "0004"
 
 
 def test_no_drift_after_upgrade(db_url: str) -> None:

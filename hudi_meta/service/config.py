@@ -1,0 +1,377 @@
+"""The service's configuration: one TOML file (`hudi-meta.toml`), read and checked in full before anything runs.
+
+Every mistake is one `ConfigError` line naming the file and the key (`tables[1].mode: expected symlink or
+copy, got 'hard'`): unknown keys, wrong types, bad values, and table paths that are not Hudi tables. Durations
+are written as `90s`, `30m`, `2h`; the UI token may also come from `HUDI_META_UI_TOKEN` (the environment wins,
+so a token need not sit in a file).
+
+```toml
+[store]
+url = "postgresql://hudi@db/hudi_meta"   # default: the embedded SQLite store
+
+[spark]
+engine = "spark"            # spark (in this process) | spark-submit | local (no Spark)
+master = "local[2]"         # or spark://host:7077
+submit_args = []            # extra spark-submit arguments (engine spark-submit)
+
+[catalog]                   # where `sync` publishes (tables with sync = true)
+mode = "hms"                # hms | hiveserver2
+uri = "thrift://127.0.0.1:9083"
+database = "default"
+timeout = "30s"
+
+[ui]
+enabled = true
+host = "127.0.0.1"
+port = 8080
+token = "..."
+
+[service]
+interval = "30s"            # pause between rounds over the tables
+lease = "60s"               # a table's lease: another process takes it over this long after its holder died
+retry_backoff = "30s"       # after a failure; doubled per failure in a row, up to max_backoff
+max_backoff = "15m"
+keep_steps = 1000           # step records kept per table
+
+[[tables]]
+path = "/data/events"       # required
+event_time_field = "ts"     # default: the table's hoodie.payload.event.time.field
+data_latency = "30m"        # T = now - data_latency (default: hoodie.compaction.event.time.data.latency)
+trigger = "event-time"      # event-time | num-commits | time-elapsed
+max_delta_commits = 5       # num-commits
+max_delta_seconds = 3600    # time-elapsed
+mode = "symlink"            # symlink | copy
+exact = false
+schedule_interval = "5m"    # at most one scheduling attempt this often
+clean = true
+clean_policy = "KEEP_LATEST_COMMITS"   # or KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS
+clean_retained = 10         # commits or file versions, by policy
+clean_hours = 24
+sync = true                 # publish to [catalog]
+sync_database = "default"   # default: [catalog].database, else the table's hoodie.database.name
+sync_name = "events"        # default: hoodie.table.name
+```
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hudi_meta.compaction.schedule import DATA_LATENCY_KEY
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.properties import parse_properties
+from hudi_meta.planning import triggers
+from hudi_meta.planning.clean import POLICIES
+from hudi_meta.sync.catalog import MODES as CATALOG_MODES
+from hudi_meta.times import parse_duration_ms
+
+CONFIG_ENV = "HUDI_META_CONFIG"
+TOKEN_ENV = "HUDI_META_UI_TOKEN"
+DEFAULT_FILE = "hudi-meta.toml"
+ENGINES = ("spark", "spark-submit", "local")
+LINK_MODES = ("symlink", "copy")
+TRIGGERS = {"event-time": triggers.EVENT_TIME_TRIGGER, "num-commits": triggers.NUM_COMMITS}
+TRIGGERS["time-elapsed"] = triggers.TIME_ELAPSED
+
+T = TypeVar("T")
+
+
+class ConfigError(HudiMetaError):
+    """A configuration file that cannot be used, with the file and key to fix."""
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    engine: str = "spark"
+    master: str = "local[2]"
+    submit_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CatalogSettings:
+    mode: str
+    uri: str
+    database: str | None = None
+    timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class UiSettings:
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 8080
+    token: str | None = None
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    interval_s: float = 30.0
+    lease_s: float = 60.0
+    retry_backoff_s: float = 30.0
+    max_backoff_s: float = 900.0
+    keep_steps: int = 1000  # step records kept per table
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    path: str
+    event_time_field: str | None = None
+    data_latency_ms: int | None = None
+    trigger: str = triggers.EVENT_TIME_TRIGGER
+    max_delta_commits: int = 5
+    max_delta_seconds: int = 3600
+    mode: str = "symlink"
+    exact: bool = False
+    schedule_interval_s: float = 0.0
+    clean: bool = True
+    clean_policy: str | None = None  # None: the table's hoodie.clean.policy
+    clean_retained: int | None = None
+    clean_hours: int | None = None
+    sync: bool = True
+    sync_database: str | None = None
+    sync_name: str | None = None
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    source: str  # the file it was read from
+    store_url: str | None = None
+    spark: SparkSettings = field(default_factory=SparkSettings)
+    catalog: CatalogSettings | None = None
+    ui: UiSettings = field(default_factory=UiSettings)
+    loop: LoopSettings = field(default_factory=LoopSettings)
+    tables: tuple[TableSettings, ...] = ()
+
+
+class _Section:
+    """Typed reads of one TOML table; each error names `file: prefix.key`."""
+
+    def __init__(self, source: str, prefix: str, values: Any) -> None:
+        self.source, self.prefix = source, prefix
+        if not isinstance(values, dict):
+            self.fail("", f"expected a table ([{prefix}]), got {_kind(values)}")
+        self.values: dict[str, Any] = values
+        self.read: set[str] = set()
+
+    def fail(self, key: str, message: str) -> None:
+        where = f"{self.prefix}.{key}" if key and self.prefix else key or self.prefix
+        raise ConfigError(f"config {self.source}: {where}: {message}")
+
+    def get(self, key: str, kind: type[T], default: T | None = None, required: bool = False) -> T | None:
+        self.read.add(key)
+        if key not in self.values:
+            if required:
+                self.fail(key, "required")
+            return default
+        value = self.values[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            self.fail(key, f"expected {_kind_name(kind)}, got {_kind(value)} {value!r}")
+        return value  # type: ignore[no-any-return]
+
+    def text(self, key: str, default: str | None = None, required: bool = False) -> str | None:
+        value = self.get(key, str, default, required)
+        if value is not None and not value.strip():
+            self.fail(key, "must not be empty")
+        return value
+
+    def choice(self, key: str, choices: Mapping[str, Any] | tuple[str, ...], default: str) -> str:
+        value = self.text(key, default) or default
+        if value not in choices:
+            self.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def duration_s(self, key: str, default: float, minimum_ms: int = 0) -> float:
+        value = self.text(key)
+        if value is None:
+            return default
+        ms = self.convert(key, value, parse_duration_ms)
+        if ms < minimum_ms:
+            self.fail(key, f"must be at least {minimum_ms} ms, got {value!r}")
+        return ms / 1000
+
+    def whole(self, key: str, default: int | None, low: int, high: int) -> int | None:
+        value = self.get(key, int, default)
+        if value is not None and not low <= value <= high:
+            self.fail(key, f"expected a whole number from {low} to {high}, got {value}")
+        return value
+
+    def convert(self, key: str, value: str, parse: Callable[[str], T]) -> T:
+        try:
+            return parse(value)
+        except HudiMetaError as e:
+            self.fail(key, str(e))
+            raise  # unreachable: fail raises
+
+    def done(self) -> None:
+        unknown = sorted(set(self.values) - self.read)
+        if unknown:
+            self.fail(unknown[0], "unknown key")
+
+
+def _kind(value: object) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "a list", dict: "a table"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _kind_name(kind: type) -> str:
+    return {bool: "true or false", int: "a whole number", float: "a number", str: "text", list: "a list"}.get(
+        kind, kind.__name__
+    )
+
+
+def config_path(given: str | None) -> Path:
+    """`--config`, else $HUDI_META_CONFIG; a missing file is one line."""
+    text = given or os.environ.get(CONFIG_ENV)
+    if not text:
+        raise ConfigError(f"no configuration: give --config FILE or set {CONFIG_ENV} (see {DEFAULT_FILE} in README)")
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"config {path}: no such file")
+    return path
+
+
+def load_config(path: Path, check_tables: bool = True) -> ServiceConfig:
+    """Read and check `path`; `check_tables` also checks that each table path holds a Hudi table."""
+    source = str(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"config {source}: not valid TOML: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"config {source}: cannot be read: {e}") from None
+    root = _Section(source, "", raw)
+    store = _store(root)
+    spark = _spark(_section(root, "spark"))
+    catalog = _catalog(_section(root, "catalog"))
+    ui = _ui(_section(root, "ui"))
+    loop = _loop(_section(root, "service"))
+    tables_raw = root.get("tables", list, [])
+    assert tables_raw is not None
+    tables = tuple(_table(_Section(source, f"tables[{i}]", t), check_tables) for i, t in enumerate(tables_raw))
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tables):
+        key = os.path.realpath(t.path)
+        if key in seen:
+            raise ConfigError(f"config {source}: tables[{i}].path: the same table as tables[{seen[key]}]")
+        seen[key] = i
+        if t.sync and catalog is None:
+            raise ConfigError(f"config {source}: tables[{i}].sync: needs a [catalog] (or set sync = false)")
+    root.done()
+    return ServiceConfig(source, store, spark, catalog, ui, loop, tables)
+
+
+def _section(root: _Section, name: str) -> _Section | None:
+    values = root.get(name, dict)
+    return _Section(root.source, name, values) if values is not None else None
+
+
+def _store(root: _Section) -> str | None:
+    store = _section(root, "store")
+    if store is None:
+        return None
+    url = store.text("url")
+    store.done()
+    return url
+
+
+def _spark(s: _Section | None) -> SparkSettings:
+    if s is None:
+        return SparkSettings()
+    engine = s.choice("engine", ENGINES, "spark")
+    master = s.text("master", "local[2]") or "local[2]"
+    args = s.get("submit_args", list, [])
+    if args is None or not all(isinstance(a, str) for a in args):
+        s.fail("submit_args", "expected a list of text")
+    s.done()
+    return SparkSettings(engine, master, tuple(args or ()))
+
+
+def _catalog(s: _Section | None) -> CatalogSettings | None:
+    if s is None:
+        return None
+    mode = s.choice("mode", CATALOG_MODES, "hms")
+    uri = s.text("uri", required=True)
+    database = s.text("database")
+    if database is not None and not database.replace("_", "").isalnum():
+        s.fail("database", f"use letters, digits and underscores, got {database!r}")
+    timeout = s.duration_s("timeout", 30.0, minimum_ms=1)
+    s.done()
+    assert uri is not None
+    return CatalogSettings(mode, uri, database, timeout)
+
+
+def _ui(s: _Section | None) -> UiSettings:
+    token = os.environ.get(TOKEN_ENV) or None
+    if s is None:
+        return UiSettings(token=token)
+    enabled = s.get("enabled", bool, True)
+    host = s.text("host", "127.0.0.1") or "127.0.0.1"
+    port = s.whole("port", 8080, 0, 65535)
+    token = token or s.text("token")
+    s.done()
+    return UiSettings(bool(enabled), host, int(port or 0), token)
+
+
+def _loop(s: _Section | None) -> LoopSettings:
+    if s is None:
+        return LoopSettings()
+    interval = s.duration_s("interval", 30.0)
+    lease = s.duration_s("lease", 60.0, minimum_ms=1000)
+    backoff = s.duration_s("retry_backoff", 30.0)
+    most = s.duration_s("max_backoff", 900.0)
+    if most < backoff:
+        s.fail("max_backoff", f"must be at least retry_backoff ({backoff:g} s)")
+    keep = s.whole("keep_steps", 1000, 10, 10_000_000) or 1000
+    s.done()
+    return LoopSettings(interval, lease, backoff, most, keep)
+
+
+def _properties(path: Path) -> dict[str, str]:
+    return parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text(encoding="utf-8", errors="replace"))
+
+
+def _table(s: _Section, check: bool) -> TableSettings:
+    path = s.text("path", required=True)
+    assert path is not None
+    if check and not Path(path, ".hoodie", "hoodie.properties").is_file():
+        s.fail("path", f"{path} is not a Hudi table (no .hoodie/hoodie.properties)")
+    latency = s.text("data_latency")
+    if check and latency is None and DATA_LATENCY_KEY not in _properties(Path(path)):
+        s.fail("data_latency", f"required: the table sets no {DATA_LATENCY_KEY} (give a duration such as 30m)")
+    policy = s.text("clean_policy")
+    if policy is not None:
+        policy = policy.strip().upper().replace("-", "_")
+        if policy not in POLICIES:
+            s.fail("clean_policy", f"expected one of {', '.join(POLICIES)}, got {s.values['clean_policy']!r}")
+    settings = TableSettings(
+        path=str(Path(path).expanduser().resolve()) if "://" not in path else path,
+        event_time_field=s.text("event_time_field"),
+        data_latency_ms=s.convert("data_latency", latency, parse_duration_ms) if latency else None,
+        trigger=TRIGGERS[s.choice("trigger", TRIGGERS, "event-time")],
+        max_delta_commits=s.whole("max_delta_commits", 5, 1, 1_000_000) or 5,
+        max_delta_seconds=s.whole("max_delta_seconds", 3600, 1, 10**9) or 3600,
+        mode=s.choice("mode", LINK_MODES, "symlink"),
+        exact=bool(s.get("exact", bool, False)),
+        schedule_interval_s=s.duration_s("schedule_interval", 0.0),
+        clean=bool(s.get("clean", bool, True)),
+        clean_policy=policy,
+        clean_retained=s.whole("clean_retained", None, 0, 1_000_000),
+        clean_hours=s.whole("clean_hours", None, 0, 1_000_000),
+        sync=bool(s.get("sync", bool, True)),
+        sync_database=s.text("sync_database"),
+        sync_name=s.text("sync_name"),
+    )
+    for key, value in (("sync_database", settings.sync_database), ("sync_name", settings.sync_name)):
+        if value is not None and not value.replace("_", "").isalnum():
+            s.fail(key, f"use letters, digits and underscores, got {value!r}")
+    s.done()
+    return settings

@@ -1,0 +1,246 @@
+"""The service loop (design.md section 10): round after round, for each configured table this process holds
+the lease of, in order: index; finish pending compactions (oldest first); ask the trigger and schedule an
+event-time compaction (T = now - data latency), then run it; clean; sync. Every step is a record in the store.
+
+A table's failure is recorded and retried after a backoff that doubles per failure in a row (up to a maximum);
+the other tables go on. `stop()` (SIGTERM) lets the current step finish, or abandons a compaction between its
+tasks (the plan stays pending and is finished first by the next start); leases are released on the way out.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine
+
+from hudi_meta.clean import check_cleanable, run_clean
+from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.registry import register_table
+from hudi_meta.planning.clean import CleanPolicy
+from hudi_meta.service.config import ServiceConfig, TableSettings
+from hudi_meta.service.records import (
+    StepStatus,
+    acquire_lease,
+    end_step,
+    prune_steps,
+    release_leases,
+    renew_leases,
+    set_status,
+    start_step,
+)
+from hudi_meta.service.runner import Abandoned, CompactionRunner
+from hudi_meta.sync.recorded import SyncTarget, sync_recorded
+from hudi_meta.table.table import HudiTable
+
+log = logging.getLogger("hudi_meta.service")
+
+
+@dataclass
+class TableState:
+    """What the loop remembers of a table between rounds (in this process only)."""
+
+    settings: TableSettings
+    table_id: int | None = None
+    failures: int = 0
+    retry_at: float = 0.0
+    next_schedule_at: float = 0.0
+
+
+@dataclass
+class Service:
+    config: ServiceConfig
+    engine: Engine
+    runner: CompactionRunner
+    worker: str
+    clock: Callable[[], float] = time.monotonic
+    stopping: threading.Event = field(default_factory=threading.Event)
+    tables: list[TableState] = field(init=False)
+    held: set[int] = field(default_factory=set)
+    rounds: int = 0
+
+    def __post_init__(self) -> None:
+        self.tables = [TableState(t) for t in self.config.tables]
+        self._held_lock = threading.Lock()
+
+    # ------------------------------------------------------------ lifecycle
+
+    def run(self, max_rounds: int | None = None) -> None:
+        """Rounds until `stop()` (or `max_rounds`), the leases renewed all along, then released."""
+        renewer = threading.Thread(target=self._renew_leases, name="hudi-meta-leases", daemon=True)
+        renewer.start()
+        try:
+            while not self.stopping.is_set() and (max_rounds is None or self.rounds < max_rounds):
+                self.round()
+                self.rounds += 1
+                if max_rounds is None or self.rounds < max_rounds:
+                    self.stopping.wait(self.config.loop.interval_s)
+        finally:
+            self.stopping.set()
+            renewer.join(timeout=5)
+            with self._held_lock:
+                held, self.held = set(self.held), set()
+            release_leases(self.engine, self.worker, held)
+            self.runner.close()
+            log.info("stopped; leases of %d tables released", len(held))
+
+    def stop(self) -> None:
+        """Stop after the current step (a compaction is left pending between its tasks)."""
+        self.stopping.set()
+        self.runner.stop()
+
+    def _renew_leases(self) -> None:
+        every = self.config.loop.lease_s / 3
+        while not self.stopping.wait(every):
+            with self._held_lock:
+                ids = set(self.held)
+            try:
+                still = renew_leases(self.engine, self.worker, ids, self.config.loop.lease_s)
+            except Exception as e:  # the store is away: the leases run out, and the steps fail on their own
+                log.warning("renewing leases failed: %s", e)
+                continue
+            lost = ids - still
+            if lost:
+                log.warning("lost the leases of tables %s", sorted(lost))
+                with self._held_lock:
+                    self.held -= lost
+
+    # ------------------------------------------------------------ rounds
+
+    def round(self) -> None:
+        for state in self.tables:
+            if self.stopping.is_set():
+                return
+            if self.clock() < state.retry_at:
+                continue
+            try:
+                if not self._lease(state):
+                    continue
+                self.work(state)
+            except Abandoned as e:
+                log.info("%s: %s", state.settings.path, e)
+                return
+            except Exception as e:  # one table's failure never stops the others
+                state.failures += 1
+                backoff = min(
+                    self.config.loop.retry_backoff_s * 2 ** (state.failures - 1), self.config.loop.max_backoff_s
+                )
+                state.retry_at = self.clock() + backoff
+                log.error("%s: %s (retry in %.0f s)", state.settings.path, _line(e), backoff)
+            else:
+                state.failures, state.retry_at = 0, 0.0
+            if state.table_id is not None:
+                prune_steps(self.engine, state.table_id, self.config.loop.keep_steps)
+
+    def _lease(self, state: TableState) -> bool:
+        if state.table_id is None:
+            table = HudiTable.open(state.settings.path)
+            state.table_id = register_table(self.engine, table, state.settings.event_time_field)
+        got = acquire_lease(self.engine, state.table_id, self.worker, self.config.loop.lease_s)
+        with self._held_lock:
+            (self.held.add if got else self.held.discard)(state.table_id)
+        return got
+
+    def work(self, state: TableState) -> None:
+        s = state.settings
+        table = HudiTable.open(s.path)
+        self._step(state, "index", StepStatus.PLANNING, lambda: self._index(table, state))
+        for pending in table.timeline.pending_compactions():
+            self._compact(state, table, pending.requested_time)
+        if self.clock() >= state.next_schedule_at and not self.stopping.is_set():
+            state.next_schedule_at = self.clock() + s.schedule_interval_s
+            instant = self._step(state, "schedule", StepStatus.PLANNING, lambda: self._schedule(table, s))
+            if instant:
+                self._compact(state, HudiTable.open(s.path), instant)
+        if s.clean and not self.stopping.is_set():
+            self._step(state, "clean", StepStatus.RUNNING, lambda: self._clean(HudiTable.open(s.path), s))
+        if s.sync and self.config.catalog is not None and not self.stopping.is_set():
+            self._step(state, "sync", StepStatus.RUNNING, lambda: self._sync(HudiTable.open(s.path), s))
+
+    # ------------------------------------------------------------ steps
+
+    def _step(self, state: TableState, name: str, status: StepStatus, body: Callable[[], Any]) -> Any:
+        """Run `body` as a recorded step: its StepResult says the outcome, what it did and the status the table
+        then waits in; a failure is recorded with its error line and raised."""
+        assert state.table_id is not None
+        step_id = start_step(self.engine, state.table_id, self.worker, name, status)
+        try:
+            result = body()
+        except Exception as e:
+            end_step(self.engine, step_id, "failed", error=_line(e))
+            raise
+        end_step(self.engine, step_id, result.outcome, result.detail, status=result.status)
+        log.info("%s: %s %s %s", state.settings.path, name, result.outcome, result.detail or "")
+        return result.value
+
+    def _index(self, table: HudiTable, state: TableState) -> StepResult:
+        stats = Indexer(self.engine, table).run(state.settings.event_time_field)
+        return StepResult("ok", {k: v for k, v in stats.__dict__.items() if isinstance(v, int) and v})
+
+    def _compact(self, state: TableState, table: HudiTable, instant: str) -> None:
+        assert state.table_id is not None
+        step_id = start_step(self.engine, state.table_id, self.worker, "compaction", StepStatus.PENDING)
+
+        def on_phase(phase: str) -> None:
+            set_status(self.engine, step_id, StepStatus(phase))
+
+        try:
+            self.runner.run(table, instant, on_phase)
+        except Abandoned as e:
+            end_step(
+                self.engine, step_id, "abandoned", {"instant": instant, "reason": str(e)}, status=StepStatus.PENDING
+            )
+            raise
+        except Exception as e:
+            end_step(self.engine, step_id, "failed", {"instant": instant}, error=_line(e))
+            raise
+        Indexer(self.engine, HudiTable.open(table.base_path)).run()
+        end_step(self.engine, step_id, "completed", {"instant": instant})
+        log.info("%s: compaction %s completed", table.base_path, instant)
+
+    def _schedule(self, table: HudiTable, s: TableSettings) -> StepResult:
+        request = ScheduleRequest(data_latency_ms=s.data_latency_ms, mode=s.mode, exact=s.exact, trigger=s.trigger)
+        result = schedule_compaction(self.engine, table, request)
+        detail = {"reason": result.reason, "threshold_ms": result.threshold_ms}
+        if result.instant is None:
+            return StepResult("skipped", detail)
+        return StepResult("scheduled", {**detail, "instant": result.instant}, StepStatus.PENDING, result.instant)
+
+    def _clean(self, table: HudiTable, s: TableSettings) -> StepResult:
+        check_cleanable(table)
+        policy = CleanPolicy.from_properties(table.config.props, s.clean_policy, s.clean_retained, s.clean_hours)
+        outcome = run_clean(self.engine, table, policy, execute=True)
+        failed = [r for r in outcome.reports if r.error]
+        deleted = sum(1 for r in outcome.reports if r.done and r.operation != "keep")
+        if failed:
+            raise HudiMetaError(f"{len(failed)} files could not be deleted: {failed[0].path}: {failed[0].error}")
+        detail = {"instant": outcome.instant, "deleted": deleted, "note": outcome.note}
+        return StepResult("cleaned" if outcome.instant else "nothing", detail)
+
+    def _sync(self, table: HudiTable, s: TableSettings) -> StepResult:
+        c = self.config.catalog
+        assert c is not None
+        target = SyncTarget(c.mode, c.uri, s.sync_database or c.database, s.sync_name, c.timeout_s)
+        report = sync_recorded(self.engine, table, target)
+        return StepResult("ok", {"changes": len(report.actions)})
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """How a step ended (its outcome and what it did), the status the table waits in, and a value for the loop."""
+
+    outcome: str
+    detail: dict[str, Any]
+    status: StepStatus | None = None
+    value: Any = None
+
+
+def _line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
