@@ -136,6 +136,10 @@ def _threshold(request: ScheduleRequest, table: HudiTable, now_ms: int) -> int |
     return now_ms - latency
 
 
+class WriteInProgressError(HudiMetaError):
+    """A write is pending on the table: scheduling now would lose its records (try again once it is done)."""
+
+
 def refuse_pending_writes(table: HudiTable) -> None:
     """Refuse while a write is pending, as Java Hudi does ("Earliest write inflight instant time must be later
     than compaction time"): its blocks land in the slice being compacted after the plan is made, and the
@@ -144,7 +148,7 @@ def refuse_pending_writes(table: HudiTable) -> None:
     pending = [i for i in tl.pending() if i.action in WRITE_ACTIONS and not tl.is_compaction(i.requested_time)]
     if pending:
         first = pending[0]
-        raise HudiMetaError(
+        raise WriteInProgressError(
             f"{first.action} {first.requested_time} is still {first.state.value} on {table.base_path}: a compaction "
             "scheduled now would lose its records; let it finish (a failed write is rolled back by the next write "
             "once its heartbeat expires) and schedule again"

@@ -223,9 +223,8 @@ def _kind(value: object) -> str:
 
 
 def _kind_name(kind: type) -> str:
-    return {bool: "true or false", int: "a whole number", float: "a number", str: "text", list: "a list"}.get(
-        kind, kind.__name__
-    )
+    names = {bool: "true or false", int: "a whole number", float: "a number", str: "text", list: "a list"}
+    return names.get(kind, "a table" if kind is dict else kind.__name__)
 
 
 def config_path(given: str | None) -> Path:
@@ -316,7 +315,8 @@ def _ui(s: _Section | None) -> UiSettings:
     enabled = s.get("enabled", bool, True)
     host = s.text("host", "127.0.0.1") or "127.0.0.1"
     port = s.whole("port", 8080, 0, 65535)
-    token = token or s.text("token")
+    in_file = s.text("token")
+    token = token or in_file
     s.done()
     return UiSettings(bool(enabled), host, int(port or 0), token)
 

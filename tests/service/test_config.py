@@ -1,0 +1,177 @@
+"""The service configuration: a full file reads into settings, and each kind of mistake is one line naming the
+file and the key, through `config check` and `serve --config` alike (exit 2, nothing started)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hudi_meta.planning import triggers
+from hudi_meta.service.config import ConfigError, load_config
+from tests.cli.helpers import cli
+from tests.compaction.core import CoreTable, rows
+
+FULL = """
+[store]
+url = "sqlite:///{root}/store.db"
+
+[spark]
+engine = "spark-submit"
+master = "spark://127.0.0.1:7077"
+submit_args = ["--executor-memory", "1g"]
+
+[catalog]
+mode = "hiveserver2"
+uri = "127.0.0.1:10000"
+database = "lake"
+timeout = "5s"
+
+[ui]
+host = "0.0.0.0"
+port = 9000
+token = "from-the-file"
+
+[service]
+interval = "10s"
+lease = "2m"
+retry_backoff = "5s"
+max_backoff = "1h"
+keep_steps = 50
+
+[[tables]]
+path = "{root}/a"
+event_time_field = "ts"
+data_latency = "30m"
+trigger = "num-commits"
+max_delta_commits = 3
+mode = "copy"
+exact = true
+schedule_interval = "5m"
+clean_policy = "keep_latest_file_versions"
+clean_retained = 2
+sync_database = "other"
+sync_name = "events_a"
+
+[[tables]]
+path = "{root}/b"
+data_latency = "1h"
+clean = false
+sync = false
+"""
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    for name in ("a", "b"):
+        CoreTable(tmp_path / name).write(rows(("k", 1, 1.0)))
+    return tmp_path
+
+
+def write(root: Path, text: str) -> Path:
+    path = root / "hudi-meta.toml"
+    path.write_text(text.format(root=root))
+    return path
+
+
+def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HUDI_META_UI_TOKEN", raising=False)
+    c = load_config(write(root, FULL))
+    assert c.store_url == f"sqlite:///{root}/store.db"
+    assert (c.spark.engine, c.spark.master, c.spark.submit_args) == (
+        "spark-submit",
+        "spark://127.0.0.1:7077",
+        ("--executor-memory", "1g"),
+    )
+    assert c.catalog is not None and (c.catalog.mode, c.catalog.database, c.catalog.timeout_s) == (
+        "hiveserver2",
+        "lake",
+        5.0,
+    )
+    assert (c.ui.host, c.ui.port, c.ui.token) == ("0.0.0.0", 9000, "from-the-file")
+    assert (c.loop.interval_s, c.loop.lease_s, c.loop.retry_backoff_s, c.loop.max_backoff_s) == (10, 120, 5, 3600)
+    a, b = c.tables
+    assert (a.path, a.data_latency_ms, a.trigger, a.max_delta_commits) == (
+        str(root / "a"),
+        1_800_000,
+        triggers.NUM_COMMITS,
+        3,
+    )
+    assert (a.mode, a.exact, a.schedule_interval_s, a.clean_policy, a.clean_retained) == (
+        "copy",
+        True,
+        300,
+        "KEEP_LATEST_FILE_VERSIONS",
+        2,
+    )
+    assert (a.sync_database, a.sync_name, b.clean, b.sync, b.trigger) == (
+        "other",
+        "events_a",
+        False,
+        False,
+        triggers.EVENT_TIME_TRIGGER,
+    )
+    monkeypatch.setenv("HUDI_META_UI_TOKEN", "from-the-environment")
+    assert load_config(write(root, FULL)).ui.token == "from-the-environment"
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (("[spark]", "[spark]\nmaster_url = 'x'"), "spark.master_url: unknown key"),
+        (("[[tables]]\npath", "[[tables]]\npaht = 1\npath"), "tables[0].paht: unknown key"),
+        (("port = 9000", 'port = "9000"'), "ui.port: expected a whole number, got text '9000'"),
+        (("port = 9000", "port = 70000"), "ui.port: expected a whole number from 0 to 65535, got 70000"),
+        (('mode = "copy"', 'mode = "hard"'), "tables[0].mode: expected one of symlink, copy, got 'hard'"),
+        (("exact = true", 'exact = "yes"'), "tables[0].exact: expected true or false, got text 'yes'"),
+        (('data_latency = "30m"', 'data_latency = "soon"'), "tables[0].data_latency: not a duration: 'soon'"),
+        (('interval = "10s"', "interval = 10"), "service.interval: expected text, got a number 10"),
+        (('lease = "2m"', 'lease = "10ms"'), "service.lease: must be at least 1000 ms"),
+        (('engine = "spark-submit"', 'engine = "flink"'), "spark.engine: expected one of spark, spark-submit, local"),
+        (('submit_args = ["--executor-memory", "1g"]', "submit_args = [1]"), "spark.submit_args: expected a list"),
+        (('trigger = "num-commits"', 'trigger = "daily"'), "tables[0].trigger: expected one of event-time"),
+        (('clean_policy = "keep_latest_file_versions"', 'clean_policy = "KEEP_ALL"'), "tables[0].clean_policy:"),
+        (("clean_retained = 2", "clean_retained = -1"), "tables[0].clean_retained: expected a whole number from 0"),
+        (('sync_name = "events_a"', 'sync_name = "a;b"'), "tables[0].sync_name: use letters, digits"),
+        (('path = "{root}/b"', 'path = "{root}/a"'), "tables[1].path: the same table as tables[0]"),
+        (('path = "{root}/b"', 'path = "{root}/nope"'), "tables[1].path: {root}/nope is not a Hudi table"),
+        (('[[tables]]\npath = "{root}/b"\n', "[[tables]]\n"), "tables[1].path: required"),
+        (('uri = "127.0.0.1:10000"\n', ""), "catalog.uri: required"),
+        (('max_backoff = "1h"', 'max_backoff = "1s"'), "service.max_backoff: must be at least retry_backoff"),
+        (("[store]", "store = 1\n[stor]"), "store: expected a table, got a number 1"),
+        (("[store]", "[stor]"), "stor: unknown key"),
+        (("[store]", "[store"), "not valid TOML"),
+    ],
+)
+def test_each_mistake_is_one_line_naming_the_key(root: Path, change: tuple[str, str], says: str) -> None:
+    old, new = change
+    assert old in FULL
+    path = write(root, FULL.replace(old, new, 1))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    message = str(caught.value)
+    assert message.startswith(f"config {path}: ") and says.format(root=root) in message, message
+    assert "\n" not in message
+
+
+def test_sync_needs_a_catalog_and_a_table_needs_a_data_latency(root: Path) -> None:
+    no_catalog = write(root, f'[[tables]]\npath = "{root}/a"\ndata_latency = "1h"\n')
+    with pytest.raises(ConfigError, match=r"tables\[0\].sync: needs a \[catalog\]"):
+        load_config(no_catalog)
+    no_latency = write(root, f'[[tables]]\npath = "{root}/a"\nsync = false\n')
+    with pytest.raises(ConfigError, match=r"tables\[0\].data_latency: required"):
+        load_config(no_latency)
+
+
+def test_config_check_and_serve_refuse_a_bad_file_in_one_line(root: Path) -> None:
+    good = write(root, FULL)
+    out = cli("config", "check", str(good))
+    assert out.returncode == 0 and out.stdout.startswith(f"config {good}: ok"), out.stderr
+    assert "table " + str(root / "a") + ": compact, clean, sync (copy, exact)" in out.stdout
+    bad = write(root, FULL.replace('mode = "copy"', 'mode = "hard"'))
+    for args in (["config", "check", str(bad)], ["serve", "--config", str(bad)], ["config", "check", "nope.toml"]):
+        done = cli(*args, timeout=120)
+        assert done.returncode == 2 and done.stdout == "", (args, done.stdout)
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    env_bad = cli("serve", env={"HUDI_META_CONFIG": str(bad)}, timeout=120)
+    assert env_bad.returncode == 2 and "tables[0].mode" in env_bad.stderr
