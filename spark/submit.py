@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         table = HudiTable.open(args.table)
         instant = pending_instant(table, args.instant)
-        spark = spark_session(app_name=f"hudi-meta compaction {instant}")  # master and conf: spark-submit's
+        spark = spark_session(None, f"hudi-meta compaction {instant}")  # master and conf: spark-submit's
         done = run(spark, table, instant)
         if args.db:
             from hudi_meta.cli.common import open_store

@@ -104,6 +104,7 @@ class SubmitRunner:
         self.spark_submit = spark_submit or _spark_submit()
         self.process: subprocess.Popen[str] | None = None
         self.stopping = threading.Event()
+        self.last_output = ""  # the last submission's stdout and stderr
 
     def command(self, table: HudiTable, instant: str) -> list[str]:
         from hudi_meta.spark import submit
@@ -122,6 +123,7 @@ class SubmitRunner:
         )
         out, err = self.process.communicate()
         code, self.process = self.process.returncode, None
+        self.last_output = out + err
         if self.stopping.is_set() and code != 0:
             raise Abandoned(f"compaction {instant} left pending: the service is stopping")
         if code != 0:

@@ -359,3 +359,56 @@ def test_cluster_ingest_equals_local(cluster: Cluster, tmp_path: Path) -> None:
         app_dirs = [d.name for d in work_dir.glob("app-*")]
         assert app_dirs == [apps[0]["id"]], (work_dir, app_dirs)
         assert any((work_dir / app_dirs[0]).iterdir())  # the executor's folder
+
+
+@pytest.mark.slow
+def test_spark_submit_runs_a_compaction_on_the_cluster(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service's `spark-submit` runner submits `hudi_meta.spark.submit` to the standalone master: the plan
+    completes on the cluster's executors, the snapshot is unchanged (ours and hudi-rs) and RO holds every record
+    at or before T."""
+    from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+    from hudi_meta.index.db import make_engine
+    from hudi_meta.index.migrate import upgrade
+    from hudi_meta.service.runner import SubmitRunner
+    from tests.compaction.core import CoreTable, at, hudi_rs_read, rows
+
+    entry = subprocess.run(
+        [sys.executable, "-m", "hudi_meta.spark.submit", "--path"], capture_output=True, text=True, check=True
+    )
+    assert Path(entry.stdout.strip()).name == "submit.py" and Path(entry.stdout.strip()).is_file()
+
+    t = CoreTable(tmp_path / "t")
+    t.write(rows(("a", 1, 1.0), ("b", 2, 1.0)))
+    t.write(rows(("a", 3, 2.0), ("c", 4, 1.0)))
+    t.write(rows(("d", 500, 1.0)))  # after T: linked
+    before = t.read("snapshot")
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    scheduled = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10)))
+    engine.dispose()
+    assert scheduled.instant is not None
+    for key in ("SPARK_HOME", "SPARK_CONF_DIR", "SPARK_LOCAL_IP", "SPARK_LOCAL_DIRS", "JAVA_TOOL_OPTIONS"):
+        monkeypatch.setenv(key, cluster.env[key])
+    phases: list[str] = []
+    runner = SubmitRunner(cluster.url, ["--conf", "spark.executor.cores=1"], str(SPARK_HOME / "bin" / "spark-submit"))
+    runner.run(t.table, scheduled.instant, phases.append)
+    assert phases == ["running"]
+    table = HudiTable.open(t.path)
+    assert not table.timeline.pending_compactions()
+    assert t.read("snapshot") == before == hudi_rs_read(t.path, "snapshot")
+    ro = t.read("ro")
+    assert {k for k, (ts, _) in before.items() if ts <= 10} <= ro.keys() and ro == hudi_rs_read(t.path, "ro")
+    wanted = (f"hudi-meta compaction {scheduled.instant}", "FINISHED")
+    deadline = time.monotonic() + 60
+    while True:  # the master lists the application as completed once its driver has gone
+        status = cluster.status()
+        names = [(app["name"], app["state"]) for app in status["completedapps"]]
+        if wanted in names or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert wanted in names, (status, runner.last_output[-3000:])
+    app = next(a for a in status["completedapps"] if a["name"] == wanted[0])
+    assert any((work_dir / app["id"]).is_dir() for work_dir in cluster.worker_dirs)  # executors on the workers
