@@ -60,6 +60,7 @@ from hudi_meta.planning.clean import (
     TimelineEntry,
     plan_clean,
 )
+from hudi_meta.progress import Report, silent
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
@@ -287,7 +288,11 @@ class CleanRun:
 
 
 def execute_clean(
-    table: HudiTable, instant: Instant, plan: CleanerPlan, reasons: dict[str, CleanAction] | None = None
+    table: HudiTable,
+    instant: Instant,
+    plan: CleanerPlan,
+    reasons: dict[str, CleanAction] | None = None,
+    progress: Report = silent,
 ) -> CleanRun:
     """Run a requested or inflight clean to completion: inflight, links, other files, then `<t>.clean`."""
     t0 = time.monotonic()
@@ -304,6 +309,7 @@ def execute_clean(
         action = (reasons or {}).get(path)
         reason = action.reason if action is not None else f"planned by clean {t}"
         reports[path] = FileReport(t, operation, path, reason)
+        progress("clean: files deleted", len(reports), len(entries))
         return reports[path]
 
     remaining = []
@@ -423,7 +429,12 @@ def plan_table_clean(
 
 
 def run_clean(
-    engine: Engine, table: HudiTable, policy: CleanPolicy, execute: bool = False, now_ms: int | None = None
+    engine: Engine,
+    table: HudiTable,
+    policy: CleanPolicy,
+    execute: bool = False,
+    now_ms: int | None = None,
+    progress: Report = silent,
 ) -> CleanOutcome:
     """`hudi-meta clean`: dry run (the plan, pending cleans included) or, with `execute`, finish pending cleans,
     plan from the freshly indexed store, write the clean instants, delete, and index again."""
@@ -450,7 +461,7 @@ def run_clean(
         TimelineWriter(table.storage, table.timeline_path).request(Action.CLEAN, instant, plan.to_bytes())
     _crash_point("after-requested")
     reasons = {a.path: a for a in result.actions}
-    run = execute_clean(table, Instant(instant, Action.CLEAN, State.REQUESTED), plan, reasons)
+    run = execute_clean(table, Instant(instant, Action.CLEAN, State.REQUESTED), plan, reasons, progress)
     outcome.instant = instant
     outcome.reports.extend(run.reports)
     outcome.reports.extend(FileReport(instant, a.operation, a.path, a.reason, done=True) for a in result.kept)

@@ -10,6 +10,7 @@ from hudi_meta.spark.session import spark_session
 from pyspark.sql import DataFrame, SparkSession
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.progress import Report, silent
 from hudi_meta.storage import storage_for
 from hudi_meta.table.instant import Instant
 from hudi_meta.table.table import HudiTable
@@ -70,7 +71,7 @@ def open_or_create(opts: IngestOptions) -> HudiTable:
     )
 
 
-def ingest(opts: IngestOptions, spark: SparkSession | None = None) -> Instant:
+def ingest(opts: IngestOptions, spark: SparkSession | None = None, progress: Report = silent) -> Instant:
     """Write the input into the table as one deltacommit and return its instant.
 
     Bad input (no table without `create`, another record key, a missing input or column) is a `HudiMetaError`
@@ -85,11 +86,14 @@ def ingest(opts: IngestOptions, spark: SparkSession | None = None) -> Instant:
         raise HudiMetaError(f"no table at {opts.table}: pass --create to create it")
     if not os.path.exists(opts.input):
         raise HudiMetaError(f"no such input: {opts.input}")
+    progress("ingest: starting Spark", 0, None)
     spark = spark or spark_session(opts.spark_master)
+    progress("ingest: reading the input", 0, None)
     df = read_input(spark, opts.input)
     for column in (opts.record_key, opts.ordering_field, opts.event_time_field, opts.partition_field):
         if column and column not in df.columns and not (opts.operation == "delete" and column != opts.record_key):
             raise HudiMetaError(f"input {opts.input} has no column {column!r} (columns: {', '.join(df.columns)})")
     table = open_or_create(opts)
+    progress("ingest: writing", 0, None)
     instant: Instant = writer.write(df, table, opts.operation, opts.block_format)
     return instant

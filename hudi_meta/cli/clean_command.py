@@ -8,6 +8,7 @@ import sys
 from hudi_meta.clean import check_cleanable, format_reports, run_clean
 from hudi_meta.cli.common import Choice, Subparsers, add_command, open_store
 from hudi_meta.cli.output import write_json, write_table
+from hudi_meta.cli.progress import terminal_progress
 from hudi_meta.planning.clean import POLICIES, CleanPolicy
 from hudi_meta.table.table import HudiTable
 
@@ -50,7 +51,8 @@ def clean_command(args: argparse.Namespace) -> int:
         args.hours,
     )
     check_cleanable(table)
-    outcome = run_clean(open_store(args.db), table, policy, execute=args.execute)
+    with terminal_progress(not args.json) as progress:
+        outcome = run_clean(open_store(args.db), table, policy, execute=args.execute, progress=progress)
     rows = format_reports(outcome.reports)
     failed = [r for r in outcome.reports if r.error]
     if args.json:

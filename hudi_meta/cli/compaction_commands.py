@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from hudi_meta.cli import compaction_admin_commands
 from hudi_meta.cli.common import Choice, Subparsers, add_command, open_store, require_spark
 from hudi_meta.cli.output import write_json
-from hudi_meta.compaction.run import oldest_pending, run_compaction
+from hudi_meta.cli.progress import terminal_progress
+from hudi_meta.compaction.run import MapTasks, oldest_pending, run_compaction
 from hudi_meta.compaction.schedule import MODES, ScheduleRequest, schedule_compaction
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.table_service_metadata import CompactionOperation
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.planning import strategies, triggers
+from hudi_meta.progress import Report
 from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.times import format_time_ms, parse_duration_ms, parse_time_ms
@@ -112,19 +117,38 @@ def pending_instant(table: HudiTable, instant: str | None) -> str:
     return instant
 
 
+def reporting_tasks(progress: Report) -> MapTasks:
+    """Tasks one after another in this process, each reported as done."""
+
+    def tasks(task: Callable[[CompactionOperation], Any], ops: Sequence[CompactionOperation]) -> list[Any]:
+        results = []
+        for n, op in enumerate(ops):
+            progress("compaction: file groups", n, len(ops))
+            results.append(task(op))
+        progress("compaction: file groups", len(ops), len(ops))
+        return results
+
+    return tasks
+
+
+def phase_reporter(progress: Report) -> Callable[[str], None]:
+    return lambda phase: progress(f"compaction: {phase}", 0, None)
+
+
 def run_command(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         require_spark("compaction run --engine spark")
     table = HudiTable.open(args.table)
     engine = open_store(args.db)
     instant = pending_instant(table, args.instant)
-    if args.engine == "local":
-        done = run_compaction(table, instant)
-    else:
-        from hudi_meta.spark.compaction import run
-        from hudi_meta.spark.session import spark_session
+    with terminal_progress() as progress:
+        if args.engine == "local":
+            done = run_compaction(table, instant, reporting_tasks(progress), phase_reporter(progress))
+        else:
+            from hudi_meta.spark.compaction import run
+            from hudi_meta.spark.session import spark_session
 
-        done = run(spark_session(args.spark_master), table, instant)
-    Indexer(engine, HudiTable.open(args.table)).run()
+            done = run(spark_session(args.spark_master), table, instant, phase_reporter(progress))
+        Indexer(engine, HudiTable.open(args.table), progress=progress).run()
     print(f"completed compaction {done.requested_time}")
     return 0

@@ -7,6 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from hudi_meta.cli.common import Choice, Subparsers, add_command, require_hive, require_spark
+from hudi_meta.cli.progress import terminal_progress
 from hudi_meta.cli.serve_command import listening_socket, port_number, require_web
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.event_stream import StreamSpec, write_batches
@@ -72,7 +73,8 @@ def ingest_command(args: argparse.Namespace) -> int:
         min_event_time_header=args.min_event_time_header,
         spark_master=args.spark_master,
     )
-    instant = ingest(opts)
+    with terminal_progress() as progress:
+        instant = ingest(opts, progress=progress)
     print(f"committed {instant.action} {instant.requested_time} to {args.table}")
     return 0
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from hudi_meta.cli.common import Subparsers, add_command, open_store, store_label
 from hudi_meta.cli.output import write_json, write_rows
+from hudi_meta.cli.progress import terminal_progress
 from hudi_meta.cli.show import SHOW_FROM_FILES
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import resolve_db_url
@@ -62,7 +63,9 @@ def index_command(args: argparse.Namespace) -> int:
     if args.batch_files < 1:
         raise HudiMetaError("--batch-files must be at least 1")
     table = HudiTable.open(args.table)
-    stats = Indexer(open_store(args.db), table, batch_files=args.batch_files).run(args.event_time_field)
+    with terminal_progress(not args.json) as progress:
+        indexer = Indexer(open_store(args.db), table, batch_files=args.batch_files, progress=progress)
+        stats = indexer.run(args.event_time_field)
     if args.json:
         write_json([vars(stats)])
     else:

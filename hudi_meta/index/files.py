@@ -21,19 +21,32 @@ from hudi_meta.index.models import file_group_table, file_slice_table, log_block
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import chunks, insert_ignore
 from hudi_meta.index.states import BlockStatus
+from hudi_meta.progress import Report, silent
 from hudi_meta.table.fs_view import FileGroup, LogFile, ViewInputs
 from hudi_meta.table.table import HudiTable
 
 
-def sync_files(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats, batch_files: int = 200) -> None:
+def sync_files(
+    engine: Engine,
+    table: HudiTable,
+    table_id: int,
+    stats: IndexRunStats,
+    batch_files: int = 200,
+    progress: Report = silent,
+) -> None:
     """Make the stored file groups, slices and log files those on disk, then scan the log files that grew
     (from their indexed offset), `batch_files` files a transaction."""
     groups = table.all_file_groups()
     with engine.begin() as conn:
         slice_ids = _sync_slices(conn, table_id, groups, table.view_inputs())
         to_scan = _sync_log_files(conn, table_id, groups, slice_ids, stats)
+    done = 0
     for batch in chunks(to_scan, batch_files):
+        progress("index: log files scanned", done, len(to_scan))
         _scan_batch(engine, table, table_id, stats, batch)
+        done += len(batch)
+    if to_scan:
+        progress("index: log files scanned", done, len(to_scan))
 
 
 def _sync_slices(

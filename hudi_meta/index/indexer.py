@@ -26,6 +26,7 @@ from hudi_meta.index.registry import event_time_field_of, mark_indexed, register
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import table_lock
 from hudi_meta.index.timeline import sync_timeline
+from hudi_meta.progress import Report, silent
 from hudi_meta.table.table import HudiTable
 
 # `table_id_of` and `event_time_field_of` (hudi_meta.index.registry) are re-exported for callers not moved yet
@@ -35,10 +36,11 @@ __all__ = ["Indexer"]
 class Indexer:
     """Index one table into the store behind `engine`."""
 
-    def __init__(self, engine: Engine, table: HudiTable, batch_files: int = 200) -> None:
+    def __init__(self, engine: Engine, table: HudiTable, batch_files: int = 200, progress: Report = silent) -> None:
         self.engine = engine
         self.table = table
         self.batch_files = batch_files
+        self.progress = progress
         self.stats = IndexRunStats()
         self.table_id: int | None = None
 
@@ -52,7 +54,7 @@ class Indexer:
             # after a field change headers must be read again: they come before write stats
             field_changed = known_id is not None and before != event_time_field_of(engine, table_id)
             sync_timeline(engine, table, table_id, self.stats)
-            sync_files(engine, table, table_id, self.stats, self.batch_files)
+            sync_files(engine, table, table_id, self.stats, self.batch_files, self.progress)
             resolve_status(engine, table, table_id)
             resolve_event_times(engine, table, table_id, self.stats, reread_headers=field_changed)
             sync_links(engine, table, table_id, self.stats)
