@@ -15,7 +15,7 @@ from hudi_meta.index import browse
 from hudi_meta.service.records import recent_steps
 
 from . import store
-from .common import choice_arg, instant_or_404, page_arg, table_or_404, table_state, text_arg, zone_of
+from .common import choice_arg, page_arg, partition_arg, plan_or_404, table_or_404, table_state, zone_of
 from .data import freshness_data, late_data, lineage_data, listing_data, steps_data, table_summary
 from .lineage import lineage_request
 from .tables import all_summaries
@@ -70,11 +70,7 @@ def plans(table_id: int) -> Any:
 
 @bp.get("/tables/<int:table_id>/plans/<instant>")
 def plan(table_id: int, instant: str) -> Any:
-    t = table_or_404(table_id)
-    found = browse.plan(store.connection(), table_id, instant_or_404(instant), page_arg(), zone_of(t))
-    if found is None:
-        abort(404, f"the table has no compaction plan {instant}")
-    summary, operations = found
+    summary, operations = plan_or_404(table_or_404(table_id), instant)
     return jsonify({"plan": summary, "operations": listing_data(operations)})
 
 
@@ -86,12 +82,8 @@ def partitions(table_id: int) -> Any:
 
 @bp.get("/tables/<int:table_id>/file-groups")
 def file_groups(table_id: int) -> Any:
-    table_or_404(table_id)
-    partition = text_arg("partition")
-    conn = store.connection()
-    if partition is not None and partition not in {p.partition for p in browse.partitions(conn, table_id)}:
-        abort(404, "the table has no such partition")
-    return jsonify(listing_data(browse.file_groups(conn, table_id, page_arg(), partition)))
+    partition = partition_arg(table_or_404(table_id))
+    return jsonify(listing_data(browse.file_groups(store.connection(), table_id, page_arg(), partition)))
 
 
 @bp.get("/tables/<int:table_id>/lineage")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.file_names import BaseFileName, LogFileName, slice_of_file
 from hudi_meta.freshness import Histogram
 from hudi_meta.index.browse import LineageRows
 from hudi_meta.index.states import LinkState
@@ -134,11 +134,8 @@ class LineageGraph:
 
 
 def _slice_of(name: str) -> str | None:
-    log = LogFileName.try_parse(name)
-    if log is not None:
-        return log.instant
-    base = BaseFileName.try_parse(name)
-    return base.instant if base is not None else None
+    found = slice_of_file(name)
+    return found[1] if found is not None else None
 
 
 def _log_label(name: str) -> str:

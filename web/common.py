@@ -81,6 +81,24 @@ def choice_arg(name: str, choices: list[str]) -> str | None:
     return value
 
 
+def plan_or_404(table: TableRow, instant: str) -> tuple[browse.PlanRow, browse.Listing]:
+    """A compaction plan of the table and the requested page of its operations."""
+    found = browse.plan(store.connection(), table.id, instant_or_404(instant), page_arg(), zone_of(table))
+    if found is None:
+        abort(404, f"the table has no compaction plan {instant}")
+    return found
+
+
+def partition_arg(table: TableRow) -> str | None:
+    """`?partition=P`, which must be one of the table's (404 otherwise); None: every partition."""
+    partition = text_arg("partition")
+    if partition is not None and partition not in {
+        p.partition for p in browse.partitions(store.connection(), table.id)
+    }:
+        abort(404, "the table has no such partition")
+    return partition
+
+
 def instant_or_404(instant: str) -> str:
     if not INSTANT_RE.match(instant):
         abort(404, f"not an instant time: {instant[:40]!r}")

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, render_template
+from flask import Blueprint, render_template
 
 from hudi_meta.index import browse
 
 from . import store
-from .common import instant_or_404, page_arg, table_or_404, zone_of
+from .common import page_arg, plan_or_404, table_or_404, zone_of
 
 bp = Blueprint("plans", __name__)
 
@@ -25,8 +25,5 @@ def plans(table_id: int) -> Any:
 @bp.get("/tables/<int:table_id>/plans/<instant>")
 def plan(table_id: int, instant: str) -> Any:
     t = table_or_404(table_id)
-    found = browse.plan(store.connection(), table_id, instant_or_404(instant), page_arg(), zone_of(t))
-    if found is None:
-        abort(404, f"the table has no compaction plan {instant}")
-    summary, operations = found
+    summary, operations = plan_or_404(t, instant)
     return render_template("plan.html", table=t, plan=summary, operations=operations)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, current_app, render_template, request, send_from_directory
+from flask import Blueprint, current_app, render_template, request, send_from_directory
 
 from hudi_meta.index import browse
 from hudi_meta.service.records import recent_steps
 
 from . import store
 from .charts import histogram_chart
-from .common import choice_arg, page_arg, table_or_404, table_state, text_arg
+from .common import choice_arg, page_arg, partition_arg, table_or_404, table_state, text_arg
 from .data import SORT_KEYS, late_data, sorted_summaries, steps_data, table_summary
 
 bp = Blueprint("tables", __name__)
@@ -67,11 +67,9 @@ def table(table_id: int) -> Any:
 def file_groups(table_id: int) -> Any:
     t = table_or_404(table_id)
     conn = store.connection()
-    partition = text_arg("partition")
-    parts = browse.partitions(conn, table_id)
-    if partition is not None and partition not in {p.partition for p in parts}:
-        abort(404, "the table has no such partition")
+    partition = partition_arg(t)
     listing = browse.file_groups(conn, table_id, page_arg(), partition)
+    parts = browse.partitions(conn, table_id)
     return render_template("file_groups.html", table=t, partitions=parts, partition=partition, listing=listing)
 
 

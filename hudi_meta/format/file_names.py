@@ -92,3 +92,13 @@ class BaseFileName:
 
 def is_log_file(name: str) -> bool:
     return LOG_FILE_RE.match(name) is not None
+
+
+def slice_of_file(name: str) -> tuple[str, str] | None:
+    """(file id, instant) of a base or log file name (for v6 log files the instant is the slice's base
+    instant); None for other names."""
+    log = LogFileName.try_parse(name)
+    if log is not None:
+        return log.file_id, log.instant
+    base = BaseFileName.try_parse(name)
+    return (base.file_id, base.instant) if base is not None else None

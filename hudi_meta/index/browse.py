@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Select, and_, func, or_, select
 
-from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.file_names import slice_of_file
 from hudi_meta.index.models import (
     cleaned_file_table,
     compaction_operation_table,
@@ -544,8 +544,5 @@ def lineage(conn: Connection, table_id: int, partition: str, file_id: str) -> Li
 
 def group_of_file(name: str) -> str | None:
     """The file id of a base or log file name."""
-    log = LogFileName.try_parse(name)
-    if log is not None:
-        return log.file_id
-    base = BaseFileName.try_parse(name)
-    return base.file_id if base is not None else None
+    found = slice_of_file(name)
+    return found[0] if found is not None else None

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_meta.errors import CorruptFileError, HudiMetaError
-from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.file_names import BaseFileName, LogFileName, slice_of_file
 from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY, THRESHOLD_KEY, carry_log_name, has_carry_log
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionPlan, RollbackMetadata
@@ -351,7 +351,8 @@ def link_findings(
         for op in c.links:
             if op.path in by_path:
                 continue
-            file_id = _file_id(op.link)
+            found = slice_of_file(op.link)
+            file_id = found[0] if found else None
             base = base_of.get((op.partition, file_id)) if file_id else None
             if base is not None and base in present_bases:  # the slice is live: its link must be there
                 out.append(
@@ -374,14 +375,6 @@ def _resolve(f: ListedFile, by_path: Mapping[str, ListedFile]) -> ListedFile | N
         seen.add(current.path)
         current = by_path.get(current.link_target)
     return current if current is not None and current.link_target is None else None
-
-
-def _file_id(name: str) -> str | None:
-    log = LogFileName.try_parse(name)
-    if log is not None:
-        return log.file_id
-    base = BaseFileName.try_parse(name)
-    return base.file_id if base is not None else None
 
 
 def copies_to_compare(files: Sequence[ListedFile], facts: TimelineFacts) -> list[tuple[ListedFile, ListedFile, str]]:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.file_names import slice_of_file
 from hudi_meta.format.table_service_metadata import CleanMetadata
 from hudi_meta.table.fs_view import FileGroup, ViewInputs
 from hudi_meta.table.instant import Action
@@ -25,15 +25,6 @@ class CleanedDataError(HudiMetaError):
 
 
 GroupKey = tuple[str, str]  # (partition, file id)
-
-
-def slice_of_file(name: str) -> tuple[str, str] | None:
-    """(file id, base instant of its slice) of a v6 base or log file name; None for other names."""
-    log = LogFileName.try_parse(name)
-    if log is not None:
-        return log.file_id, log.instant
-    base = BaseFileName.try_parse(name)
-    return (base.file_id, base.instant) if base is not None else None
 
 
 def cleaned_slices(timeline: Timeline) -> dict[GroupKey, dict[str, str]]:

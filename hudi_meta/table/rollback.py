@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 
 from hudi_meta.errors import CorruptFileError, HudiMetaError
-from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.file_names import slice_of_file
 from hudi_meta.format.log_writer import append_blocks, rollback_block
 from hudi_meta.format.table_service_metadata import (
     CompactionPlan,
@@ -280,7 +280,8 @@ def _compaction_rollback_plan(
     by_group: dict[tuple[str, str | None], list[str]] = {}
     for _, path in deletes:
         partition, _, name = path.rpartition("/")
-        by_group.setdefault((partition, _file_id_of(name)), []).append(name)
+        found = slice_of_file(name)
+        by_group.setdefault((partition, found[0] if found else None), []).append(name)
     requests = []
     for op in plan.operations if plan is not None else ():
         partition = op.partition_path or ""
@@ -295,11 +296,6 @@ def _compaction_rollback_plan(
                 )
             )
     return RollbackPlan(instant_to_rollback=InstantInfo(target, action), rollback_requests=tuple(requests))
-
-
-def _file_id_of(name: str) -> str | None:
-    parsed = LogFileName.try_parse(name) or BaseFileName.try_parse(name)
-    return parsed.file_id if parsed is not None else None
 
 
 def failed_writes(table: HudiTable, heartbeat: HeartbeatConfig | None = None) -> list[Instant]:
