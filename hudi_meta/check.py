@@ -161,7 +161,7 @@ def fresh_fingerprint(table: HudiTable, event_time_field: str | None) -> dict[st
 def index_drift(engine: Engine, table: HudiTable, fresh: FreshIndex = fresh_fingerprint) -> list[Finding] | None:
     """Findings where the store behind `engine` and a fresh index of the table's files differ; None when the
     table is not registered in the store."""
-    table_id = table_id_of(engine, table.base_path)
+    table_id = table_id_of(engine, table.uri)
     if table_id is None:
         return None
     stored = index_fingerprint(engine, table_id)

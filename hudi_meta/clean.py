@@ -447,7 +447,7 @@ def run_clean(
         reports.extend(_as_pending(run.reports))
     table_id, result = plan_table_clean(engine, table, policy, now_ms)
     outcome = CleanOutcome(result, None, [r.instant for r in runs], reports)
-    with schedule_lock(engine, table_id, table.base_path):
+    with schedule_lock(engine, table_id, table.uri):
         table.reload()
         busy = pending_cleans(table)
         if busy:  # another cleaner planned meanwhile: it runs its own plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,9 +104,12 @@ def generate(spec: StreamSpec) -> Iterator[Batch]:
         )
 
 
-def create_events_table(path: str, buckets: int = 2, min_event_time_header: bool = False) -> HudiTable:
+def create_events_table(
+    path: str, buckets: int = 2, min_event_time_header: bool = False, options: Mapping[str, object] | None = None
+) -> HudiTable:
     """A MOR table (version 6, bucket index) for this stream: key `event_id`, ordering and event time `ts`,
-    partitioned by `region`. Every write into it starts a new log file of each slice it touches."""
+    partitioned by `region`, at a path or URI (with fsspec storage `options`). Every write into it starts a new
+    log file of each slice it touches."""
     return create_table(
         path,
         "events",
@@ -116,6 +119,7 @@ def create_events_table(path: str, buckets: int = 2, min_event_time_header: bool
         event_time_field="ts",
         buckets=buckets,
         min_event_time_header=min_event_time_header,
+        options=options,
     )
 
 

@@ -105,7 +105,7 @@ def _compact(spark: Any, engine: Any, path: str, threshold: int) -> bool:
     compaction.run(spark, HudiTable.open(path), result.instant)
     Indexer(engine, HudiTable.open(path)).run()
     table = HudiTable.open(path)
-    links = link_rows(engine, table_id_of(engine, table.base_path) or 0)
+    links = link_rows(engine, table_id_of(engine, table.uri) or 0)
     t = result.threshold_ms if result.threshold_ms is not None else threshold
     print(
         f"3. event-time compaction {result.instant} at T = {format_time_ms(t)}: "

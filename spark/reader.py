@@ -26,12 +26,13 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class _SliceReader:
-    base_path: str
+    uri: str  # the table's full URI and storage options: what an executor opens it from
+    options: dict[str, object]
     query: Query
     schema: pa.Schema
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = HudiTable.open(self.base_path)
+        table = HudiTable.open(self.uri, self.options)
         for batch in batches:
             for raw in batch.column(0).to_pylist():
                 read = SliceRead(**{**json.loads(raw), "log_files": tuple(json.loads(raw)["log_files"])})
@@ -40,14 +41,17 @@ class _SliceReader:
                     yield from records.select(self.schema.names).cast(self.schema).to_batches()
 
 
-def read(spark: SparkSession, base_path: str, query: Query | str = "snapshot") -> DataFrame:
+def read(
+    spark: SparkSession, base_path: str, query: Query | str = "snapshot", options: dict[str, object] | None = None
+) -> DataFrame:
     """The records of `query` ("snapshot", "ro", or a `Query` for incremental and time travel) as a DataFrame.
 
     One partition per file slice, merged by the core's file-group reader, so Spark reads the same rows as
     `HudiTable.read`. The schema is the newest committed base file's (meta columns included). The slices are
-    planned now, on the driver; they are read when an action runs.
+    planned now, on the driver; they are read when an action runs. `base_path` may be any table URI, with fsspec
+    storage `options` (they travel to the executors).
     """
-    table = HudiTable.open(base_path)
+    table = HudiTable.open(base_path, options)
     query = Query.of(query)
     reads = table.plan_reads(query)
     schema = table.arrow_schema()
@@ -58,7 +62,7 @@ def read(spark: SparkSession, base_path: str, query: Query | str = "snapshot") -
         return spark.createDataFrame([], spark_schema)
     slices = spark.sparkContext.parallelize([(json.dumps(asdict(r)),) for r in reads], len(reads))
     return spark.createDataFrame(slices, "slice string").mapInArrow(
-        _SliceReader(table.base_path, query, schema), spark_schema
+        _SliceReader(table.uri, table.storage.options, query, schema), spark_schema
     )
 
 

@@ -1,8 +1,11 @@
 """Shared test fixtures: the Hudi fixture tables (Java-written), unzipped once per session; a SparkSession;
 a migrated SQLite store (`engine`; tests/index overrides it with one per database)."""
 
+import socket
+import uuid
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -72,6 +75,67 @@ def metastore_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Local
 @pytest.fixture(scope="session")
 def metastore_uri(metastore_server: LocalServer) -> str:
     return f"thrift://127.0.0.1:{metastore_server.port}"
+
+
+@dataclass(frozen=True)
+class S3Server:
+    """An S3 API server on loopback (moto in server mode, as s3fs tests itself): its endpoint, the credentials
+    it takes, and the storage options and environment a client needs."""
+
+    endpoint: str
+    key: str = "hudi-meta-test"
+    secret: str = "hudi-meta-secret"
+    region: str = "us-east-1"
+
+    @property
+    def options(self) -> dict[str, object]:
+        """fsspec (s3fs) storage options."""
+        return {
+            "key": self.key,
+            "secret": self.secret,
+            "endpoint_url": self.endpoint,
+            "client_kwargs": {"region_name": self.region},
+        }
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The standard variables every S3 tool honours."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": self.key,
+            "AWS_SECRET_ACCESS_KEY": self.secret,
+            "AWS_REGION": self.region,
+        }
+
+    def bucket(self) -> str:
+        """A new empty bucket; its name."""
+        import boto3
+
+        name = f"t-{uuid.uuid4().hex[:20]}"
+        client = boto3.client(
+            "s3", endpoint_url=self.endpoint, aws_access_key_id=self.key, aws_secret_access_key=self.secret,
+            region_name=self.region,
+        )  # fmt: skip
+        client.create_bucket(Bucket=name)
+        client.close()
+        return name
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """moto's ThreadedMotoServer on 127.0.0.1, once per run (it honours S3 conditional writes)."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield S3Server(f"http://127.0.0.1:{port}")
+    server.stop()
 
 
 @pytest.fixture

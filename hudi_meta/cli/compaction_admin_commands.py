@@ -176,7 +176,7 @@ def _reindex(args: argparse.Namespace, table: HudiTable) -> None:
         return
     try:
         engine = open_store(args.db)
-        if table_id_of(engine, table.base_path) is not None:
+        if table_id_of(engine, table.uri) is not None:
             Indexer(engine, HudiTable.open(args.table)).run()
     except (HudiMetaError, SQLAlchemyError) as e:
         line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

@@ -26,7 +26,7 @@ def metrics_command(args: argparse.Namespace) -> int:
     engine = open_store(args.db)
     try:
         fresh = indexed_freshness(engine, table, now_ms)
-        table_id = table_id_of(engine, table.base_path)
+        table_id = table_id_of(engine, table.uri)
         assert table_id is not None  # indexed just now
         values = table_metric_values(engine, table_id, fresh, table.config.timeline_timezone, now_ms)
     finally:

@@ -82,7 +82,7 @@ def show_command(args: argparse.Namespace) -> int:
         rows = SHOW_FROM_FILES[args.what](table)
     else:
         engine = open_store(args.db)
-        table_id = table_id_of(engine, table.base_path)
+        table_id = table_id_of(engine, table.uri)
         if table_id is None:
             raise HudiMetaError(f"table {table.base_path} is not indexed: run `hudi-meta index {args.table}`")
         rows = SHOW_FROM_INDEX[args.what](engine, table_id)

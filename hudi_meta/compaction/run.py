@@ -19,7 +19,7 @@ import json
 import logging
 import posixpath
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -73,7 +73,8 @@ MapTasks = Callable[
 
 @dataclass(frozen=True)
 class CompactionContext:
-    """What a compaction task needs (picklable)."""
+    """What a compaction task needs (picklable): the table's path in its storage, and its full URI and storage
+    options to rebuild that storage on an executor."""
 
     base_path: str
     props: dict[str, str]
@@ -83,6 +84,11 @@ class CompactionContext:
     exact: bool
     threshold_ms: int | None
     carry: bool = True  # the plan keeps version 1 of its slices for the carry log
+    base_uri: str = ""
+    storage_options: dict[str, object] = field(default_factory=dict)
+
+    def storage(self) -> Storage:
+        return storage_for(self.base_uri or self.base_path, self.storage_options)[0]
 
     def __call__(self, op: CompactionOperation) -> dict[str, Any]:
         stat, inexact_keys, cap = compact_operation(self, op)
@@ -102,7 +108,7 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
     the number of keys exact mode could not make exact, and the threshold the slice supports when below T.
 
     Links are not made here: the driver makes them right before the commit (see `run_compaction`)."""
-    storage = storage_for(ctx.base_path)[0]
+    storage = ctx.storage()
     partition = op.partition_path or ""
     directory = posixpath.join(ctx.base_path, partition) if partition else ctx.base_path
 
@@ -216,7 +222,8 @@ def _write_carry_log(
     path = posixpath.join(directory, carry_log_name(op.file_id, ctx.instant))
     blocks = []
     if data.num_rows:
-        writer_ctx = WriteContext(ctx.base_path, posixpath.join(ctx.base_path, ".hoodie"), ctx.props, ctx.instant)
+        meta = posixpath.join(ctx.base_path, ".hoodie")
+        writer_ctx = WriteContext(ctx.base_path, meta, ctx.props, ctx.instant, ctx.base_uri, ctx.storage_options)
         schema_json = writer_ctx.avro_schema(data.schema)
         blocks.append(avro_data_block(arrow_to_avro_records(data), schema_json, ctx.instant).data)
     # one delete block per kind of ordering value: the carried deletes come from different writes, and hudi-rs
@@ -314,6 +321,8 @@ def _context(table: HudiTable, plan: CompactionPlan, instant: str) -> Compaction
         exact=is_exact(plan),
         carry=has_carry_log(plan),
         threshold_ms=int(params[THRESHOLD_PARAM]) if THRESHOLD_PARAM in params else None,
+        base_uri=table.uri,
+        storage_options=table.storage.options,
     )
 
 

@@ -193,7 +193,7 @@ def schedule_compaction(
             f"{table.base_path} has no event-time field: register one with "
             "`hudi-meta register TABLE --event-time-field F` (or set hoodie.payload.event.time.field)"
         )
-    with schedule_lock(engine, table_id, table.base_path) as conn:
+    with schedule_lock(engine, table_id, table.uri) as conn:
         table.reload()
         decision = triggers.decide(request.trigger, _facts(table))
         if not decision.allowed:

@@ -47,8 +47,8 @@ class Indexer:
     def run(self, event_time_field: str | None = None) -> IndexRunStats:
         """Bring the table's index up to date; `event_time_field` overrides the table's own field."""
         engine, table = self.engine, self.table
-        with table_lock(engine, table.base_path):
-            known_id = table_id_of(engine, table.base_path)
+        with table_lock(engine, table.uri):
+            known_id = table_id_of(engine, table.uri)
             before = event_time_field_of(engine, known_id) if known_id is not None else None
             table_id = self.table_id = register_table(engine, table, event_time_field)
             # after a field change headers must be read again: they come before write stats

@@ -17,7 +17,7 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
     """Register `table` (idempotent); an explicit event-time field overrides the table's config."""
     cfg = table.config
     row = {
-        "base_path": table.base_path,
+        "base_path": table.uri,  # the full URI: the same path on two stores is two tables
         "name": cfg.name,
         "table_type": cfg.table_type,
         "table_version": cfg.version,
@@ -32,7 +32,7 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
     with engine.begin() as conn:
         insert_ignore(conn, t, [row])
         table_id, current, current_options = conn.execute(
-            select(t.c.id, t.c.event_time_field, t.c.options).where(t.c.base_path == table.base_path)
+            select(t.c.id, t.c.event_time_field, t.c.options).where(t.c.base_path == table.uri)
         ).one()
         if current_options != row["options"]:
             conn.execute(update(t).where(t.c.id == table_id).values(options=row["options"]))

@@ -200,7 +200,7 @@ class Service:
         except Exception as e:
             end_step(self.engine, step_id, "failed", {"instant": instant}, error=_line(e))
             raise
-        Indexer(self.engine, HudiTable.open(table.base_path)).run()
+        Indexer(self.engine, HudiTable.open(table.uri, table.storage.options)).run()
         end_step(self.engine, step_id, "completed", {"instant": instant})
         log.info("%s: compaction %s completed", table.base_path, instant)
 

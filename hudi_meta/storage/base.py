@@ -25,9 +25,24 @@ class FileInfo:
 
 
 class Storage(ABC):
-    """Minimal file operations. Completed files are created atomically and never overwritten."""
+    """Minimal file operations. Completed files are created atomically and never overwritten.
+
+    Paths are paths inside the storage; `uri(path)` gives the full URI (scheme included) that `storage_for`
+    turns back into an equal storage, and `options` the fsspec storage options it needs for that (credentials,
+    endpoint): writers, tasks and readers rebuild the storage of a table from those two, never from a bare path.
+    """
 
     supports_symlinks: bool = False
+    supports_append: bool = True  # object stores: False (every write creates its files whole)
+
+    def uri(self, path: str) -> str:
+        """The full URI of `path` (local disk: the path itself)."""
+        return path
+
+    @property
+    def options(self) -> dict[str, object]:
+        """What `storage_for` needs besides the URI to build an equal storage (none for local disk)."""
+        return {}
 
     @abstractmethod
     def exists(self, path: str) -> bool: ...
@@ -75,7 +90,8 @@ class Storage(ABC):
 
     @abstractmethod
     def append(self, path: str, data: bytes) -> int:
-        """Append `data` (creating the file if needed), flush it durably; return the offset written at."""
+        """Append `data` (creating the file if needed), flush it durably; return the offset written at. Where
+        `supports_append` is False only a new file can be written this way (an existing one is an error)."""
 
     @abstractmethod
     def delete(self, path: str) -> None:

@@ -1,21 +1,40 @@
-"""Storage over any fsspec file system (memory, object stores). No symlinks: links become copies."""
+"""Storage over any fsspec file system (object stores such as S3 through s3fs, memory): no symlinks (links are
+copies) and no appends (every file is written whole, once).
+
+"Create if absent" is one request: `pipe_file(mode="create")`, which s3fs sends as a PUT with `If-None-Match: *`
+(S3 conditional writes), so two writers racing for one name (an instant file, a base file, a link, a marker)
+end with one winner and a `FileExistsError` for the other, never an overwrite; the memory file system does the
+same in process. A file system that cannot create exclusively refuses rather than overwrite.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from typing import Any, BinaryIO, cast
 
 import fsspec
 
+from hudi_meta.errors import HudiMetaError
 from hudi_meta.storage.base import FileInfo, Storage
+
+
+class NoAppendError(HudiMetaError, OSError):
+    """An append to an existing object: object stores rewrite objects whole, never in place."""
 
 
 class FsspecStorage(Storage):
     supports_symlinks = False
+    supports_append = False
 
     def __init__(self, fs: Any | None = None, protocol: str = "memory") -> None:
         self.fs = fs if fs is not None else fsspec.filesystem(protocol)
+
+    def uri(self, path: str) -> str:
+        return str(self.fs.unstrip_protocol(path))
+
+    @property
+    def options(self) -> dict[str, object]:
+        return dict(getattr(self.fs, "storage_options", {}) or {})
 
     def exists(self, path: str) -> bool:
         return bool(self.fs.exists(path))
@@ -27,7 +46,7 @@ class FsspecStorage(Storage):
         if not self.fs.isdir(path):
             return []
         infos = []
-        for e in self.fs.ls(path, detail=True):
+        for e in self.fs.ls(path, detail=True, refresh=True):
             name = str(e["name"])
             if name.rstrip("/") == path.rstrip("/"):
                 continue
@@ -46,24 +65,23 @@ class FsspecStorage(Storage):
     def open_read(self, path: str) -> BinaryIO:
         return cast(BinaryIO, self.fs.open(path, "rb"))
 
+    def read_bytes(self, path: str) -> bytes:
+        return bytes(self.fs.cat_file(path))
+
+    def read_range(self, path: str, offset: int, length: int) -> bytes:
+        return bytes(self.fs.cat_file(path, start=offset, end=offset + length))
+
     def create_atomic(self, path: str, data: bytes) -> None:
-        if self.fs.exists(path):
-            raise FileExistsError(path)
-        tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-        self.fs.pipe_file(tmp, data)
-        if self.fs.exists(path):
-            self.fs.rm_file(tmp)
-            raise FileExistsError(path)
-        self.fs.mv(tmp, path)
+        self.fs.pipe_file(path, data, mode="create")  # FileExistsError when the name is taken
 
     def replace_atomic(self, path: str, data: bytes) -> None:
         self.fs.pipe_file(path, data)
 
     def append(self, path: str, data: bytes) -> int:
-        # Object stores cannot append: rewrite the whole object (a single atomic put).
-        old = self.fs.cat_file(path) if self.fs.exists(path) else b""
-        self.fs.pipe_file(path, old + data)
-        return len(old)
+        if self.fs.exists(path):
+            raise NoAppendError(f"{self.uri(path)}: objects cannot be appended to (write a new file)")
+        self.create_atomic(path, data)
+        return 0
 
     def delete(self, path: str) -> None:
         if self.fs.exists(path):

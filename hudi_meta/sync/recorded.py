@@ -42,7 +42,7 @@ def sync_recorded(engine: Engine, table: HudiTable, target: SyncTarget, dry_run:
     """Index `table`, publish its freshness to `target` and record the run; a failure is recorded, then raised."""
     target.validate()
     fresh = indexed_freshness(engine, table)
-    table_id = table_id_of(engine, table.base_path)
+    table_id = table_id_of(engine, table.uri)
     assert table_id is not None  # indexed just now
     started, clock = dt.datetime.now(dt.UTC), time.monotonic()
     outcome, message, changes = "failed", "", 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -130,12 +130,18 @@ class HudiTable:
         self.base_path = base_path
         self.config = config
 
+    @property
+    def uri(self) -> str:
+        """The table's full URI (a local path, or `s3://bucket/path`): how the store names it, and what tasks and
+        readers rebuild its storage from (with `storage.options`)."""
+        return self.storage.uri(self.base_path)
+
     @classmethod
-    def open(cls, uri: str) -> HudiTable:
-        """The table at `uri` (a local path or an fsspec URL). Opening reads only `hoodie.properties`, and a
-        missing path, a folder that is no Hudi table or a damaged properties file is a typed error that says
-        which; the timeline is loaded on first use."""
-        storage, base_path = storage_for(uri)
+    def open(cls, uri: str, options: Mapping[str, object] | None = None) -> HudiTable:
+        """The table at `uri` (a local path or an fsspec URL, with fsspec storage `options` such as an endpoint).
+        Opening reads only `hoodie.properties`, and a missing path, a folder that is no Hudi table or a damaged
+        properties file is a typed error that says which; the timeline is loaded on first use."""
+        storage, base_path = storage_for(uri, options)
         if not storage.exists(base_path):
             raise TableNotFoundError(f"no such table path: {uri}")
         props_path = posixpath.join(base_path, META_DIR, PROPERTIES)

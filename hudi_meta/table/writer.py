@@ -26,7 +26,7 @@ import itertools
 import json
 import posixpath
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -84,11 +84,12 @@ def create_table(
     hive_style_partitioning: bool = True,
     buckets: int | None = None,
     extra_props: dict[str, str] | None = None,
+    options: Mapping[str, object] | None = None,
 ) -> HudiTable:
-    """Create an empty table version 6 (timeline layout 1) at `uri`."""
+    """Create an empty table version 6 (timeline layout 1) at `uri` (fsspec storage `options` for its store)."""
     if table_type not in (MOR, COW):
         raise ValueError(f"table type must be {MOR} or {COW}")
-    storage, base_path = storage_for(uri)
+    storage, base_path = storage_for(uri, options)
     props = {
         "hoodie.table.name": name,
         "hoodie.database.name": database,
@@ -128,7 +129,7 @@ def create_table(
     storage.makedirs(posixpath.join(meta, ".aux"))
     storage.makedirs(posixpath.join(meta, ".temp"))
     storage.create_atomic(posixpath.join(meta, PROPERTIES), format_properties(with_checksum(props)).encode())
-    return HudiTable.open(uri)
+    return HudiTable.open(uri, options)
 
 
 def new_file_id() -> str:
@@ -154,17 +155,19 @@ def with_meta_columns(data: pa.Table, instant: str, partition: str, file_name: s
 class WriteContext:
     """What a task needs to write into a table: picklable, so engines ship it to executors."""
 
-    base_path: str
+    base_path: str  # inside the storage
     meta_path: str
     props: dict[str, str]
     instant: str
+    base_uri: str = ""  # the table's full URI (scheme included): what a task rebuilds the storage from
+    storage_options: dict[str, object] = field(default_factory=dict)
 
     @property
     def config(self) -> TableConfig:
         return TableConfig(self.props)
 
     def storage(self) -> Storage:
-        return storage_for(self.base_path)[0]
+        return storage_for(self.base_uri or self.base_path, self.storage_options)[0]
 
     def partition_dir(self, partition: str) -> str:
         return posixpath.join(self.base_path, partition) if partition else self.base_path
@@ -369,7 +372,8 @@ class WriteClient:
 
     @property
     def context(self) -> WriteContext:
-        return WriteContext(self.table.base_path, self.table.meta_path, dict(self.table.config.props), self.instant)
+        t = self.table
+        return WriteContext(t.base_path, t.meta_path, dict(t.config.props), self.instant, t.uri, t.storage.options)
 
     # ---- lifecycle ----------------------------------------------------------------------------------
 
