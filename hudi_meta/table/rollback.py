@@ -54,6 +54,7 @@ from hudi_meta.table.markers import APPEND, CREATE, Marker, delete_markers, list
 from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.table.writer import written_only_by
 
 
 @dataclass
@@ -115,17 +116,18 @@ def rollback_failed_write(
     per_partition: dict[str, RollbackPartitionMetadata] = {}
     for m in markers:
         path = posixpath.join(table.base_path, m.path)
+        deletes = _deletes(table, m, path, target)
         try:
-            if m.kind == CREATE:
+            if deletes:
                 table.storage.delete(path)
             elif table.storage.exists(path):
                 append_blocks(table.storage, path, [rollback_block(rollback_time, target)])
-            report.actions.append(FileAction(_operation(m), m.path, True))
+            report.actions.append(FileAction("delete" if deletes else _operation(m), m.path, True))
         except OSError as e:
-            report.actions.append(FileAction(_operation(m), m.path, False, str(e)))
+            report.actions.append(FileAction("delete" if deletes else _operation(m), m.path, False, str(e)))
             raise
         meta = per_partition.setdefault(m.partition, RollbackPartitionMetadata(partition_path=m.partition))
-        if m.kind == CREATE:
+        if deletes:
             meta = RollbackPartitionMetadata(
                 partition_path=m.partition,
                 success_delete_files=(*meta.success_delete_files, m.path),
@@ -152,6 +154,18 @@ def rollback_failed_write(
     delete_heartbeat(table.storage, table.meta_path, target)
     table.reload()
     return report
+
+
+def _deletes(table: HudiTable, m: Marker, path: str, target: str) -> bool:
+    """Whether rolling `m` back deletes its file: a file the write created, or, on storage without appends
+    (object stores, where every write creates its log files whole), a log file that holds only the failed
+    write's blocks (a file also holding committed blocks cannot exist there). Elsewhere a log file gets a
+    rollback command block, as Java writes it."""
+    if m.kind == CREATE:
+        return True
+    if table.storage.supports_append:
+        return False
+    return not table.storage.exists(path) or written_only_by(table.storage, path, target)
 
 
 def _operation(m: Marker) -> str:

@@ -328,7 +328,7 @@ def _create_log_file(
             return name, blocks
         except FileExistsError:
             pass
-        if _written_by(storage, path, ctx.instant):
+        if written_only_by(storage, path, ctx.instant):
             storage.replace_atomic(path, payload)  # an earlier attempt of this task: replace, never duplicate
             return name, blocks
         # another writer's file: our marker must not make a rollback of ours touch it
@@ -336,7 +336,7 @@ def _create_log_file(
     raise HudiMetaError(f"no free log file version for {target.file_id} after {target.log_file}")
 
 
-def _written_by(storage: Storage, path: str, instant: str) -> bool:
+def written_only_by(storage: Storage, path: str, instant: str) -> bool:
     """Whether every block of the log file at `path` belongs to `instant` (an earlier attempt of this write)."""
     try:
         blocks = read_blocks(storage, path)

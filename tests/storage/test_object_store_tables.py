@@ -263,3 +263,35 @@ def test_spark_ingests_compacts_and_reads_a_table_on_s3(
     from hudi import HudiTable as RsTable
 
     assert rows_of(pa.Table.from_batches(RsTable(uri, options=rs).read(HudiReadOptions()))) == ours
+
+
+def test_a_failed_write_is_rolled_back(place: Place, local_disk: tuple[Path, Path]) -> None:
+    """A write that died before its commit is rolled back: on an object store its log files (written whole, only
+    its blocks) are deleted; on local disk they get a rollback command block, as Java writes it. Either way the
+    table reads as before, and the next write goes on."""
+    from hudi_meta.table.rollback import rollback_failed_write
+
+    model = build(place)
+    table = HudiTable.open(place.uri, place.options)
+    eu = next(fg.file_id for fg in table.file_groups() if fg.partition == "region=eu")
+    w = WriteClient(table)
+    w.begin()
+    stat = w.append_log("region=eu", eu, rows(("eu", "dead", 5, 9.0)), [])
+    w.close()  # the writer is gone: no commit
+    dead = HudiTable.open(place.uri, place.options)
+    report = rollback_failed_write(dead, w.instant, force=True)
+    log_path = f"{dead.base_path}/{stat.path}"
+    if dead.storage.supports_append:
+        assert [a.operation for a in report.actions] == ["append_rollback_block"] and dead.storage.exists(log_path)
+    else:
+        assert [a.operation for a in report.actions] == ["delete"] and not dead.storage.exists(log_path)
+    assert read(place, "snapshot") == model
+    groups = {
+        "region=eu": eu,
+        "region=us": next(fg.file_id for fg in dead.file_groups() if fg.partition == "region=us"),
+    }
+    write(place, rows(("eu", "e", 700, 5.0)), groups)
+    assert read(place, "snapshot") == model | {"e": (700, 5.0)}
+    if place.kind != "memory":
+        assert hudi_rs(place, "snapshot") == model | {"e": (700, 5.0)}
+    assert_nothing_local(place, local_disk)
