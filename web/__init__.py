@@ -14,6 +14,7 @@ Config keys (`create_app({...})`; `hudi-meta serve` fills them from its options 
 | `SECRET_KEY` | signs the session cookie (default: random per process, so logins end with the process) |
 | `CATALOG` | `{"mode": "hms"|"hiveserver2", "uri": ..., "database": ...}` for "sync now"; unset: no sync |
 | `PAGE_SIZE` | rows per page of long lists (default 50) |
+| `STORAGE_OPTIONS` | table URI -> fsspec storage options for the actions (credentials; never shown) |
 """
 
 from __future__ import annotations

@@ -102,7 +102,8 @@ def act(table_id: int, name: str) -> Any:
         abort(404, f"no action {name!r} ({', '.join(ACTIONS)})")
     row = table_or_404(table_id)
     try:
-        result = RUNNERS[name](HudiTable.open(row.base_path))
+        options = (current_app.config.get("STORAGE_OPTIONS") or {}).get(row.base_path)
+        result = RUNNERS[name](HudiTable.open(row.base_path, options))
     except HudiMetaError as e:
         if wants_json():
             abort(400, str(e))

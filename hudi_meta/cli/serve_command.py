@@ -108,7 +108,9 @@ def serve_command(args: argparse.Namespace) -> int:
         c = config.catalog
         catalog = {"mode": c.mode, "uri": c.uri, "database": c.database, "timeout_s": c.timeout_s}
     engine = open_store(store)
-    app = create_app({"STORE_URL": store, "UI_TOKEN": ui.token, "CATALOG": catalog}) if ui.enabled else None
+    options = {t.path: t.storage_options for t in config.tables} if config is not None else {}
+    settings = {"STORE_URL": store, "UI_TOKEN": ui.token, "CATALOG": catalog, "STORAGE_OPTIONS": options}
+    app = create_app(settings) if ui.enabled else None
     sock = listening_socket(host, port) if app is not None else None
     if sock is not None:
         bound_host, bound_port = sock.getsockname()[:2]

@@ -50,6 +50,7 @@ clean_hours = 24
 sync = true                 # publish to [catalog]
 sync_database = "default"   # default: [catalog].database, else the table's hoodie.database.name
 sync_name = "events"        # default: hoodie.table.name
+storage_options = { endpoint_url = "https://s3.example", key = "...", secret = "..." }  # fsspec (s3fs) options
 ```
 """
 
@@ -64,10 +65,11 @@ from typing import Any, TypeVar
 
 from hudi_meta.compaction.schedule import DATA_LATENCY_KEY
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.format.properties import parse_properties
 from hudi_meta.planning import triggers
 from hudi_meta.planning.clean import POLICIES
+from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.sync.catalog import MODES as CATALOG_MODES
+from hudi_meta.table.table import HudiTable
 from hudi_meta.times import parse_duration_ms
 
 CONFIG_ENV = "HUDI_META_CONFIG"
@@ -135,6 +137,13 @@ class TableSettings:
     sync: bool = True
     sync_database: str | None = None
     sync_name: str | None = None
+    storage_options: dict[str, object] = field(default_factory=dict)  # fsspec options (credentials): never shown
+
+    def open(self) -> HudiTable:
+        return HudiTable.open(self.path, self.storage_options)
+
+    def __repr__(self) -> str:  # storage options hold credentials: never print them
+        return f"TableSettings(path={self.path!r}, mode={self.mode!r}, ...)"
 
 
 @dataclass(frozen=True)
@@ -335,17 +344,27 @@ def _loop(s: _Section | None) -> LoopSettings:
     return LoopSettings(interval, lease, backoff, most, keep)
 
 
-def _properties(path: Path) -> dict[str, str]:
-    return parse_properties(Path(path, ".hoodie", "hoodie.properties").read_text(encoding="utf-8", errors="replace"))
+def _properties(s: _Section, path: str, options: dict[str, object]) -> dict[str, str]:
+    """The table's hoodie.properties (a local path or any URI with its storage options), or one line saying why
+    the path is not a table (the options are never part of it)."""
+    try:
+        return dict(HudiTable.open(path, options).config.props)
+    except HudiMetaError as e:
+        s.fail("path", f"{path} is not a Hudi table ({str(e).splitlines()[0]})")
+    except (OSError, ValueError) as e:
+        s.fail("path", f"{path} cannot be read: {type(e).__name__}")
+    raise AssertionError("unreachable")
 
 
 def _table(s: _Section, check: bool) -> TableSettings:
     path = s.text("path", required=True)
     assert path is not None
-    if check and not Path(path, ".hoodie", "hoodie.properties").is_file():
-        s.fail("path", f"{path} is not a Hudi table (no .hoodie/hoodie.properties)")
+    options = s.get("storage_options", dict, {})
+    if options is None or not all(isinstance(v, (str, int, float, bool)) for v in options.values()):
+        s.fail("storage_options", "expected a table of text, numbers and booleans")
+    props = _properties(s, path, options or {}) if check else {}
     latency = s.text("data_latency")
-    if check and latency is None and DATA_LATENCY_KEY not in _properties(Path(path)):
+    if check and latency is None and DATA_LATENCY_KEY not in props:
         s.fail("data_latency", f"required: the table sets no {DATA_LATENCY_KEY} (give a duration such as 30m)")
     policy = s.text("clean_policy")
     if policy is not None:
@@ -353,7 +372,7 @@ def _table(s: _Section, check: bool) -> TableSettings:
         if policy not in POLICIES:
             s.fail("clean_policy", f"expected one of {', '.join(POLICIES)}, got {s.values['clean_policy']!r}")
     settings = TableSettings(
-        path=str(Path(path).expanduser().resolve()) if "://" not in path else path,
+        path=str(Path(path).expanduser().resolve()) if "://" not in path else normalize_uri(path),
         event_time_field=s.text("event_time_field"),
         data_latency_ms=s.convert("data_latency", latency, parse_duration_ms) if latency else None,
         trigger=TRIGGERS[s.choice("trigger", TRIGGERS, "event-time")],
@@ -369,6 +388,7 @@ def _table(s: _Section, check: bool) -> TableSettings:
         sync=bool(s.get("sync", bool, True)),
         sync_database=s.text("sync_database"),
         sync_name=s.text("sync_name"),
+        storage_options=dict(options or {}),
     )
     for key, value in (("sync_database", settings.sync_database), ("sync_name", settings.sync_name)):
         if value is not None and not value.replace("_", "").isalnum():

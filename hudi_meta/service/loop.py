@@ -140,7 +140,7 @@ class Service:
 
     def _lease(self, state: TableState) -> bool:
         if state.table_id is None:
-            table = HudiTable.open(state.settings.path)
+            table = state.settings.open()
             state.table_id = register_table(self.engine, table, state.settings.event_time_field)
         got = acquire_lease(self.engine, state.table_id, self.worker, self.config.loop.lease_s)
         with self._held_lock:
@@ -149,7 +149,7 @@ class Service:
 
     def work(self, state: TableState) -> None:
         s = state.settings
-        table = HudiTable.open(s.path)
+        table = s.open()
         self._step(state, "index", StepStatus.PLANNING, lambda: self._index(table, state))
         for pending in table.timeline.pending_compactions():
             self._compact(state, table, pending.requested_time)
@@ -157,11 +157,11 @@ class Service:
             state.next_schedule_at = self.clock() + s.schedule_interval_s
             instant = self._step(state, "schedule", StepStatus.PLANNING, lambda: self._schedule(table, s))
             if instant:
-                self._compact(state, HudiTable.open(s.path), instant)
+                self._compact(state, s.open(), instant)
         if s.clean and not self.stopping.is_set():
-            self._step(state, "clean", StepStatus.RUNNING, lambda: self._clean(HudiTable.open(s.path), s))
+            self._step(state, "clean", StepStatus.RUNNING, lambda: self._clean(s.open(), s))
         if s.sync and self.config.catalog is not None and not self.stopping.is_set():
-            self._step(state, "sync", StepStatus.RUNNING, lambda: self._sync(HudiTable.open(s.path), s))
+            self._step(state, "sync", StepStatus.RUNNING, lambda: self._sync(s.open(), s))
 
     # ------------------------------------------------------------ steps
 

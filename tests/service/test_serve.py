@@ -14,17 +14,22 @@ import urllib.request
 from functools import partial
 from pathlib import Path
 
+import pyarrow as pa
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import Engine
 
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.models import metadata
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.service.records import StepRecord, all_steps
+from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.sync.catalog import open_catalog
 from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import WriteClient, create_table
+from tests.conftest import S3Server
 from tests.index.conftest import pg_database
-from tests.service.helpers import HOUR_MS, Groups, Served, hudi_rs, wait_for
+from tests.service.helpers import HOUR_MS, NOW_MS, Groups, Served, hudi_rs, wait_for
 
 MINUTE_MS = 60_000
 
@@ -46,7 +51,7 @@ def config(root: Path, store: str, tables: dict[str, str], catalog: str | None, 
 
 
 def steps_of(engine: Engine, path: str) -> list[StepRecord]:
-    table_id = table_id_of(engine, HudiTable.open(path).base_path)
+    table_id = table_id_of(engine, normalize_uri(path))
     return all_steps(engine, [table_id]) if table_id is not None else []
 
 
@@ -232,3 +237,48 @@ def test_two_services_on_postgresql_share_no_table_and_take_over_after_kill_9(tm
                 if s is not None and s.process.poll() is None:
                     s.stop(signal.SIGKILL)
             engine.dispose()
+
+
+def test_serve_on_s3_keeps_credentials_out_of_logs_store_and_ui(tmp_path: Path, s3_server: S3Server) -> None:
+    """A table on S3 whose credentials and endpoint come from the configuration's storage options: the service
+    compacts it (copy mode), and the secret appears in no log line, no row of the store and no page or API
+    answer of the UI."""
+    uri = f"s3://{s3_server.bucket()}/events"
+    create_table(uri, "s3_events", ["id"], "ts", ["region"], event_time_field="ts", options=s3_server.options)
+    groups: dict[str, str] = {}
+    for seconds in (5 * HOUR_MS, 4 * HOUR_MS, 10 * MINUTE_MS):
+        w = WriteClient(HudiTable.open(uri, s3_server.options))
+        w.begin()
+        ts = NOW_MS - seconds
+        data = pa.table({"id": [f"k{seconds}"], "ts": pa.array([ts], pa.int64()), "region": ["eu"], "amount": [1.0]})
+        if "region=eu" in groups:
+            w.append_log("region=eu", groups["region=eu"], data, [])
+        else:
+            groups["region=eu"] = w.write_base_file("region=eu", data).file_id
+        w.commit()
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    o = s3_server.options
+    options = f'{{ key = "{o["key"]}", secret = "{o["secret"]}", endpoint_url = "{o["endpoint_url"]}" }}'
+    cfg = tmp_path / "hudi-meta.toml"
+    cfg.write_text(
+        f'[store]\nurl = "{store}"\n[spark]\nengine = "local"\n[ui]\nport = 0\n[service]\ninterval = "500ms"\n'
+        f'[[tables]]\npath = "{uri}"\ndata_latency = "1h"\nmode = "copy"\nsync = false\nstorage_options = {options}\n'
+    )
+    served = Served(cfg, tmp_path / "serve.log", env={"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""})
+    engine = make_engine(store)
+    try:
+        wait_for(partial(done, engine, uri, "compaction", "completed"), 120, "the compaction on S3", every=0.2)
+        secret = str(o["secret"])
+        pages = [get(f"{served.url}{p}") for p in ("/", "/tables/1", "/tables/1/file-groups", "/metrics")]
+        pages += [get(f"{served.url}/api/v1/tables/1/steps"), get(f"{served.url}/api/v1/tables")]
+        assert all(secret not in page for page in pages)
+        with engine.connect() as conn:
+            for table in metadata.sorted_tables:
+                for row in conn.execute(table.select()):
+                    assert secret not in repr(tuple(row)), table.name
+            assert conn.exec_driver_sql("SELECT base_path FROM hudi_table").scalar_one() == uri
+    finally:
+        assert served.stop() == 0
+        engine.dispose()
+    assert secret not in served.output() and "hudi-meta service: stopped" in served.output()
+    assert not HudiTable.open(uri, o).timeline.pending_compactions()
