@@ -129,6 +129,7 @@ def test_uncommitted_write_is_invisible(tmp_path: Path) -> None:
     # no commit: a crashed writer
     assert rows(HudiTable.open(table.base_path).read("snapshot")) == before
     assert hudi_rs_rows(Path(table.base_path), "snapshot") == before
+    w.close()  # its heartbeat stops (the instant stays pending); a thread left beating would outlive the test
 
 
 def test_completed_instant_is_never_overwritten(tmp_path: Path) -> None:

@@ -26,15 +26,16 @@ from tests.web.conftest import EVIL_NAME, EVIL_PARTITION, TOKEN, UiStore
 # ---------------------------------------------------------------- what a request touches
 
 _SEEN: list[tuple[str, str]] | None = None
-_SEEN_LOCK = threading.Lock()
+_SEEN_THREAD: int | None = None  # the test's thread, where the test client serves the request
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if _SEEN is not None and event in ("open", "os.listdir", "os.scandir", "os.remove", "os.unlink", "os.rename"):
+    if _SEEN is None or threading.get_ident() != _SEEN_THREAD:
+        return  # not recording, or another thread (a writer's heartbeat left over by another test)
+    if event in ("open", "os.listdir", "os.scandir", "os.remove", "os.unlink", "os.rename"):
         path = args[0] if args else None
         if isinstance(path, (str, bytes, os.PathLike)):
-            with _SEEN_LOCK:
-                _SEEN.append((event, os.fsdecode(path)))
+            _SEEN.append((event, os.fsdecode(path)))
 
 
 sys.addaudithook(_audit)  # hooks cannot be removed: it records only inside `touched`
@@ -42,12 +43,13 @@ sys.addaudithook(_audit)  # hooks cannot be removed: it records only inside `tou
 
 @contextmanager
 def touched() -> Iterator[list[tuple[str, str]]]:
-    global _SEEN
-    _SEEN = []
+    """What this thread opens, lists, removes or renames meanwhile (the test client serves in this thread)."""
+    global _SEEN, _SEEN_THREAD
+    _SEEN, _SEEN_THREAD = [], threading.get_ident()
     try:
         yield _SEEN
     finally:
-        _SEEN = None
+        _SEEN, _SEEN_THREAD = None, None
 
 
 TRAVERSALS = [
