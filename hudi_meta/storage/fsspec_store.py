@@ -36,17 +36,25 @@ class FsspecStorage(Storage):
     def options(self) -> dict[str, object]:
         return dict(getattr(self.fs, "storage_options", {}) or {})
 
+    def _fresh(self, path: str) -> str:
+        """Forget what the file system cached about `path` (s3fs answers from its listing cache otherwise, and
+        another process may have written since)."""
+        self.fs.invalidate_cache(path)
+        return path
+
     def exists(self, path: str) -> bool:
-        return bool(self.fs.exists(path))
+        return bool(self.fs.exists(self._fresh(path)))
 
     def is_dir(self, path: str) -> bool:
-        return bool(self.fs.isdir(path))
+        return bool(self.fs.isdir(self._fresh(path)))
 
     def list_dir(self, path: str) -> list[FileInfo]:
-        if not self.fs.isdir(path):
+        try:  # never from s3fs's listing cache: another writer may have added files since
+            entries = self.fs.ls(path, detail=True, refresh=True)
+        except (FileNotFoundError, NotADirectoryError):
             return []
         infos = []
-        for e in self.fs.ls(path, detail=True, refresh=True):
+        for e in entries:
             name = str(e["name"])
             if name.rstrip("/") == path.rstrip("/"):
                 continue
@@ -54,10 +62,10 @@ class FsspecStorage(Storage):
         return sorted(infos, key=lambda i: i.path)
 
     def size(self, path: str) -> int:
-        return int(self.fs.size(path))
+        return int(self.fs.size(self._fresh(path)))
 
     def modified_time_ms(self, path: str) -> int:
-        t = self.fs.modified(path)  # a datetime; naive ones are UTC (s3fs, memory)
+        t = self.fs.modified(self._fresh(path))  # a datetime; naive ones are UTC (s3fs, memory)
         if t.tzinfo is None:
             t = t.replace(tzinfo=dt.UTC)
         return int(t.timestamp() * 1000)
@@ -78,13 +86,13 @@ class FsspecStorage(Storage):
         self.fs.pipe_file(path, data)
 
     def append(self, path: str, data: bytes) -> int:
-        if self.fs.exists(path):
+        if self.exists(path):
             raise NoAppendError(f"{self.uri(path)}: objects cannot be appended to (write a new file)")
         self.create_atomic(path, data)
         return 0
 
     def delete(self, path: str) -> None:
-        if self.fs.exists(path):
+        if self.exists(path):
             self.fs.rm_file(path)
 
     def makedirs(self, path: str) -> None:

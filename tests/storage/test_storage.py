@@ -138,3 +138,15 @@ def test_processes_racing_to_complete_one_instant_on_s3_end_with_one_winner(s3_s
     winner = said.index("won")
     storage, base = storage_for(f"s3://{bucket}/t", s3_server.options)
     assert storage.read_bytes(f"{base}/.hoodie/20260101000000000.commit") == f"writer {winner}".encode()
+
+
+def test_s3_sees_what_another_client_wrote_after_it_listed(s3_server: S3Server) -> None:
+    """s3fs caches listings: a storage that listed a folder still sees a file another client created after."""
+    bucket = s3_server.bucket()
+    mine, _ = storage_for(f"s3://{bucket}", s3_server.options)
+    theirs, _ = storage_for(f"s3://{bucket}", s3_server.options | {"skip_instance_cache": True})
+    mine.create_atomic(f"{bucket}/d/a", b"1")
+    assert [i.name for i in mine.list_dir(f"{bucket}/d")] == ["a"]
+    theirs.create_atomic(f"{bucket}/d/b", b"22")
+    assert mine.exists(f"{bucket}/d/b") and mine.size(f"{bucket}/d/b") == 2
+    assert [i.name for i in mine.list_dir(f"{bucket}/d")] == ["a", "b"]
