@@ -7,9 +7,9 @@ import posixpath
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import Engine, func, or_, select
+from sqlalchemy import Engine, and_, case, func, or_, select
 
-from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.file_names import log_sort_key
 from hudi_meta.index.event_time_source import UNAVAILABLE
 from hudi_meta.index.event_times import DATA_TYPES
 from hudi_meta.index.models import (
@@ -54,74 +54,51 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
             )
             .join(s, s.c.file_group_id == g.c.id)
             .where(g.c.table_id == table_id, g.c.replaced.is_(False))
-        ):
+        ).all():
             if (r.partition_path, r.file_id) in busy or r.base_instant >= before_instant:
                 continue
             if r.id not in newest or r.base_instant > newest[r.id].base_instant:
                 newest[r.id] = r
-        files: dict[int, list[Any]] = defaultdict(list)
-        for r in conn.execute(select(f).where(f.c.table_id == table_id, f.c.file_slice_id.is_not(None))):
-            files[r.file_slice_id].append(r)
-        mins = {
-            r.log_file_id: r.lo
-            for r in conn.execute(
-                select(b.c.log_file_id, func.min(b.c.min_event_time).label("lo"))
-                .where(b.c.table_id == table_id, b.c.status == BlockStatus.COMMITTED, b.c.block_type.in_(DATA_TYPES))
-                .group_by(b.c.log_file_id)
-            )
-        }
-        pending = {
-            r.log_file_id
-            for r in conn.execute(
-                select(b.c.log_file_id)
-                .where(b.c.table_id == table_id, b.c.status == BlockStatus.UNCOMMITTED, b.c.block_type.in_(DATA_TYPES))
-                .distinct()
-            )
-        }
-        unknown = {
-            r.log_file_id
-            for r in conn.execute(
-                select(b.c.log_file_id)
-                .where(
-                    b.c.table_id == table_id,
-                    b.c.status == BlockStatus.COMMITTED,
-                    b.c.block_type.in_(DATA_TYPES),
-                    or_(b.c.min_event_time_source.is_(None), b.c.min_event_time_source == UNAVAILABLE),
+        files: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
+        for slice_id, *file_row in conn.execute(
+            select(f.c.file_slice_id, f.c.id, f.c.name, f.c.base_instant, f.c.version, f.c.write_token)
+            .add_columns(f.c.size, f.c.link_target)
+            .where(f.c.table_id == table_id, f.c.file_slice_id.is_not(None))
+        ).all():
+            files[slice_id].append(tuple(file_row))
+        # one pass over the data blocks gives, per log file: its min committed event time, whether it holds an
+        # uncommitted block or a block of an instant not before ours (it must wait), a committed block of unknown
+        # event time
+        data = b.c.block_type.in_(DATA_TYPES)
+        committed = and_(b.c.status == BlockStatus.COMMITTED, data)
+        unknown_time = or_(b.c.min_event_time_source.is_(None), b.c.min_event_time_source == UNAVAILABLE)
+        waits = or_(b.c.status == BlockStatus.UNCOMMITTED, b.c.instant >= before_instant)
+        stats: dict[int, tuple[int | None, int, int]] = {
+            log_file_id: (lo, waiting, unknown)
+            for log_file_id, lo, waiting, unknown in conn.execute(
+                select(
+                    b.c.log_file_id,
+                    func.min(case((committed, b.c.min_event_time))),
+                    func.max(case((waits, 1), else_=0)),
+                    func.max(case((and_(committed, unknown_time), 1), else_=0)),
                 )
-                .distinct()
-            )
-        }
-        late = {
-            r.log_file_id
-            for r in conn.execute(
-                select(b.c.log_file_id)
-                .where(b.c.table_id == table_id, b.c.instant >= before_instant, b.c.block_type.in_(DATA_TYPES))
-                .distinct()
-            )
+                .where(b.c.table_id == table_id, data)
+                .group_by(b.c.log_file_id)
+            ).all()
         }
     slices = []
+    none = (None, 0, 0)
     for r in sorted(newest.values(), key=lambda r: (r.partition_path, r.file_id)):
         if r.base_file is not None and not r.base_committed:
             continue
-        logs = sorted(files.get(r.slice_id, []), key=lambda x: LogFileName.parse(x.name).sort_key())
-        infos = []
-        for x in logs:
-            if x.id in pending or x.id in late:
-                break  # not committed before the compaction instant: this file and later ones wait
-            target = posixpath.basename(x.link_target) if x.link_target else None
-            infos.append(LogFileInfo(x.name, x.version, x.size, mins.get(x.id), target, True, x.id not in unknown))
-        kept_after = tuple(
-            LogFileInfo(
-                x.name,
-                x.version,
-                x.size,
-                mins.get(x.id),
-                posixpath.basename(x.link_target) if x.link_target else None,
-                committed=False,
-                event_time_known=x.id not in unknown,
-            )
-            for x in logs[len(infos) :]
-        )
-        if infos or kept_after:
-            slices.append(SliceInfo(r.partition_path, r.file_id, r.base_instant, r.base_file, (*infos, *kept_after)))
+        logs = sorted(files.get(r.slice_id, []), key=lambda x: log_sort_key(x[2], x[3], x[4], x[1].endswith(".cdc")))
+        infos: list[LogFileInfo] = []
+        waiting = False  # once a file is not committed before the compaction instant, it and later ones wait
+        for file_id, name, _, version, _, size, link_target in logs:
+            lo, waits_here, unknown = stats.get(file_id, none)
+            waiting = waiting or bool(waits_here)
+            target = posixpath.basename(link_target) if link_target else None
+            infos.append(LogFileInfo(name, version, size, lo, target, not waiting, not unknown))
+        if infos:
+            slices.append(SliceInfo(r.partition_path, r.file_id, r.base_instant, r.base_file, tuple(infos)))
     return slices

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -16,8 +17,17 @@ UNKNOWN_WRITE_TOKEN = "1-0-1"
 LOGFILE_BASE_VERSION = 1
 
 
+@functools.lru_cache(maxsize=4096)
 def _token_key(token: str) -> tuple[int, ...]:
+    """Write tokens compare as numbers (`10-0-1` after `9-0-1`); a table has few distinct ones: cached."""
     return tuple(int(p) for p in token.split("-")) if token else ()
+
+
+def log_sort_key(
+    instant: str, version: int, write_token: str, cdc: bool = False
+) -> tuple[str, int, tuple[int, ...], bool]:
+    """Hudi's log file order from a name's parts (what `LogFileName.sort_key` gives, without parsing a name)."""
+    return (instant, version, _token_key(write_token), cdc)
 
 
 @dataclass(frozen=True, order=False)
@@ -58,7 +68,7 @@ class LogFileName:
 
     def sort_key(self) -> tuple[str, int, tuple[int, ...], bool]:
         """Hudi's log file order: instant, then version, then write token, then suffix."""
-        return (self.instant, self.version, _token_key(self.write_token), self.cdc)
+        return log_sort_key(self.instant, self.version, self.write_token, self.cdc)
 
     def with_version(self, version: int, write_token: str | None = None) -> LogFileName:
         token = self.write_token if write_token is None else write_token
