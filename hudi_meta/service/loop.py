@@ -149,8 +149,7 @@ class Service:
 
     def work(self, state: TableState) -> None:
         s = state.settings
-        table = s.open()
-        self._step(state, "index", StepStatus.PLANNING, lambda: self._index(table, state))
+        table: HudiTable = self._step(state, "index", StepStatus.PLANNING, lambda: self._index(state))
         for pending in table.timeline.pending_compactions():
             self._compact(state, table, pending.requested_time)
         if self.clock() >= state.next_schedule_at and not self.stopping.is_set():
@@ -179,9 +178,11 @@ class Service:
         log.info("%s: %s %s %s", state.settings.path, name, result.outcome, result.detail or "")
         return result.value
 
-    def _index(self, table: HudiTable, state: TableState) -> StepResult:
+    def _index(self, state: TableState) -> StepResult:
+        """Open the table (a table that cannot be opened fails here, recorded) and index it; the table."""
+        table = state.settings.open()
         stats = Indexer(self.engine, table).run(state.settings.event_time_field)
-        return StepResult("ok", {k: v for k, v in stats.__dict__.items() if isinstance(v, int) and v})
+        return StepResult("ok", {k: v for k, v in stats.__dict__.items() if isinstance(v, int) and v}, value=table)
 
     def _compact(self, state: TableState, table: HudiTable, instant: str) -> None:
         assert state.table_id is not None

@@ -21,6 +21,7 @@ from hudi_meta.table.writer import WriteClient, create_table
 
 T = TypeVar("T")
 HOUR_MS = 3_600_000
+MINUTE_MS = 60_000
 NOW_MS = int(time.time() * 1000)
 
 

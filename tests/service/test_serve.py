@@ -29,9 +29,7 @@ from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, create_table
 from tests.conftest import S3Server
 from tests.index.conftest import pg_database
-from tests.service.helpers import HOUR_MS, NOW_MS, Groups, Served, hudi_rs, wait_for
-
-MINUTE_MS = 60_000
+from tests.service.helpers import HOUR_MS, MINUTE_MS, NOW_MS, Groups, Served, hudi_rs, wait_for
 
 
 def config(root: Path, store: str, tables: dict[str, str], catalog: str | None, lease: str = "4s") -> Path:
