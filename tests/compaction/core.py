@@ -44,6 +44,23 @@ def rows(*records: tuple[str, int, float]) -> pa.Table:
     )
 
 
+def create_core_table(
+    path: str, name: str = "core", payload: str = DEFAULT_PAYLOAD, options: dict[str, object] | None = None
+) -> HudiTable:
+    """A v6 MOR table of rows (id, ts, region, amount): key `id`, `ts` the ordering and event-time field,
+    partitioned by `region`, instant times in UTC, at a path or URI (with fsspec storage `options`)."""
+    return create_table(
+        path,
+        name,
+        ["id"],
+        "ts",
+        ["region"],
+        event_time_field="ts",
+        extra_props={"hoodie.compaction.payload.class": payload, "hoodie.table.timeline.timezone": "UTC"},
+        options=options,
+    )
+
+
 class CoreTable:
     """One file group (region=eu) written commit by commit through `WriteClient`."""
 
@@ -51,15 +68,7 @@ class CoreTable:
 
     def __init__(self, path: Path, payload: str = DEFAULT_PAYLOAD, name: str = "core") -> None:
         self.path = str(path)
-        create_table(
-            self.path,
-            name,
-            ["id"],
-            "ts",
-            ["region"],
-            event_time_field="ts",
-            extra_props={"hoodie.compaction.payload.class": payload, "hoodie.table.timeline.timezone": "UTC"},
-        )
+        create_core_table(self.path, name, payload)
         self.file_id: str | None = None
 
     @property

@@ -17,7 +17,8 @@ from typing import TypeVar
 import pyarrow as pa
 
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.table.writer import WriteClient
+from tests.compaction.core import create_core_table
 
 T = TypeVar("T")
 HOUR_MS = 3_600_000
@@ -32,18 +33,7 @@ class Groups:
     def __init__(self, path: Path, n: int, name: str) -> None:
         self.path = str(path)
         self.n = n
-        create_table(
-            self.path,
-            name,
-            ["id"],
-            "ts",
-            ["region"],
-            event_time_field="ts",
-            extra_props={
-                "hoodie.table.timeline.timezone": "UTC",
-                "hoodie.compaction.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
-            },
-        )
+        create_core_table(self.path, name)
         self.file_ids: dict[str, str] = {}
         self.model: dict[str, tuple[int, float]] = {}
         self.writes = 0

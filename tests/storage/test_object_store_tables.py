@@ -28,11 +28,9 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
-from tests.compaction.core import T0, at
+from hudi_meta.table.writer import WriteClient
+from tests.compaction.core import T0, at, create_core_table
 from tests.conftest import S3Server
-
-DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 
 
 @dataclass
@@ -109,16 +107,7 @@ def build(place: Place) -> dict[str, tuple[int, float]]:
     """Two regions: old data; data at 20-30 s with an update of an old key after T = 100 s in the same write
     (exact mode keeps the old version in RO); data at 500-600 s (kept by the compaction as a copy). The snapshot
     as the model says it (id -> event seconds, amount)."""
-    create_table(
-        place.uri,
-        "events",
-        ["id"],
-        "ts",
-        ["region"],
-        event_time_field="ts",
-        options=place.options,
-        extra_props={"hoodie.compaction.payload.class": DEFAULT_PAYLOAD, "hoodie.table.timeline.timezone": "UTC"},
-    )
+    create_core_table(place.uri, "events", options=place.options)
     groups: dict[str, str] = {}
     write(place, rows(("eu", "a", 1, 1.0), ("eu", "b", 2, 1.0), ("us", "u", 1, 1.0)), groups)
     write(place, rows(("eu", "c", 20, 2.0), ("eu", "a", 200, 3.0), ("us", "v", 30, 2.0), ("us", "u", 250, 3.0)), groups)
