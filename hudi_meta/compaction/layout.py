@@ -48,6 +48,8 @@ from hudi_meta.table.file_group_reader import (
 )
 from hudi_meta.table.instant import instant_epoch_ms
 
+FILE_NAME_COLUMN = "_hoodie_file_name"  # where a version sits, not what it is
+
 # A record version: ("b", i) base row i, ("l", j) compacted log row j, ("r", j) a row of the rest; None: absent
 Source = tuple[str, int] | None
 
@@ -134,6 +136,7 @@ def plan_layout(
         if r.key in keys:  # keys only the rest holds are not this compaction's business
             keys[r.key].rest.append(Version(None if r.row is None else ("r", r.row), r))
     event_time = _event_time_of(records, spec, event_time_field)
+    same = _same_version(records, rest)
 
     def at_or_before(v: Version) -> bool:  # without a threshold every version counts (A is W)
         t = event_time(v)
@@ -145,7 +148,7 @@ def plan_layout(
     caps: list[int] = []
     for k, key in keys.items():
         if key.compacted or (exact and key.base is not None and not at_or_before(key.base)):
-            choice = _choose(k, key, mode, exact, carry_allowed, at_or_before, event_time)
+            choice = _choose(k, key, mode, exact, carry_allowed, at_or_before, event_time, same)
         else:  # nothing merged (and in exact mode, a base record at or before T): it stays as it is
             choice = _Choice(key.base, None, True, None)
         if exact and not choice.exact:
@@ -175,6 +178,7 @@ def _choose(
     carry_allowed: bool,
     at_or_before: Callable[[Version], bool],
     event_time: Callable[[Version], int | None],
+    same: Callable[[Source, Source], bool],
 ) -> _Choice:
     """The first candidate layout of one key that keeps its snapshot version (see the module doc)."""
     base, compacted, rest = key.base, key.compacted, key.rest
@@ -193,16 +197,43 @@ def _choose(
     for chosen, carried in [*candidates, (base, r)]:
         if carried is not None and not carry_allowed:
             continue
-        if merged([carried, *rest] if carried is not None else rest, chosen, mode) != current:
+        if not same(merged([carried, *rest] if carried is not None else rest, chosen, mode), current):
             continue
         chosen_source = chosen.source if chosen is not None else None
         cap = None
-        if chosen_source not in (w.source if w else None, a_source):  # the old base record: RO misses newer ones
+        if not same(chosen_source, w.source if w else None) and not same(chosen_source, a_source):
+            # the old base record: RO misses newer versions at or before T
             times = [t for v in compacted if at_or_before(v) and (t := event_time(v)) is not None]
             cap = min(times) - 1 if times else None
-        return _Choice(chosen, carried, chosen_source == a_source, cap)
+        return _Choice(chosen, carried, same(chosen_source, a_source), cap)
     # unreachable: (base, r) reproduces the old merge order exactly
     raise AssertionError(f"no layout keeps the snapshot of key {k}")
+
+
+def _same_version(records: SliceRecords, rest: SliceRecords | None) -> Callable[[Source, Source], bool]:
+    """Whether two sources hold the same record version: the same row, or rows equal in every column but the
+    file name. A compaction that made an exact log copies its base record there too (A = W), so one version can
+    sit both in the base file and in a log: judged by row alone, a layout keeping that version would look
+    different from the current one, and the key would be called inexact for nothing."""
+    tables = {"b": records.base, "l": records.log_rows, "r": rest.log_rows if rest is not None else None}
+
+    def row(source: tuple[str, int]) -> dict[str, object] | None:
+        table = tables.get(source[0])
+        if table is None:
+            return None
+        values: dict[str, object] = table.slice(source[1], 1).to_pylist()[0]
+        values.pop(FILE_NAME_COLUMN, None)
+        return values
+
+    def same(a: Source, b: Source) -> bool:
+        if a == b:
+            return True
+        if a is None or b is None:
+            return False
+        left = row(a)
+        return left is not None and left == row(b)
+
+    return same
 
 
 def _version(source: Source, base: Version | None, compacted: list[Version]) -> Version | None:
