@@ -84,8 +84,14 @@ class Visit:
         self.shots = shots
         self.page.on("console", lambda m: self.problems.append(f"console: {m.text}") if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        self.page.on("requestfailed", lambda r: self.problems.append(f"failed: {r.url}"))
+        self.page.on("requestfailed", self._failed)
         self.page.on("response", lambda r: self.problems.append(f"{r.status}: {r.url}") if r.status >= 400 else None)
+
+    def _failed(self, request: Any) -> None:
+        # A click that navigates cancels what the old page still loads (its favicon, say): the browser
+        # reports net::ERR_ABORTED, which is no fault of the app. Refused or broken requests still count.
+        if "ERR_ABORTED" not in (request.failure or ""):
+            self.problems.append(f"failed: {request.url} ({request.failure})")
 
     def open(self, url: str, shot: str) -> Any:
         response = self.page.goto(url)
