@@ -13,6 +13,10 @@ end) the store is upgraded to the newest schema, then three runs are timed, each
   cost of an idle run (timeline load, listing, reading the store's rows back); it should be small.
 - incremental: after all backends ran the two above, one deltacommit appends a block to 1% of the log
   files; each store then indexes it. Its ratio to the full run should stay near the no-change ratio.
+- baseline, header scan: `read_blocks` over every log file of the same table (framing and header maps only,
+  no store, no timeline), best of 3, in the same process. "scan/full" is the header scan's seconds over the
+  full run's: the share of a full index run that the unavoidable reading of the headers accounts for (1.0
+  would mean the indexer adds nothing to it; issue 15 asks for at least 0.5).
 
 Figures only: the script asserts what each run did (blocks added, files scanned), never how long it took.
 Wall times depend on the machine; compare ratios within one run of the script.
@@ -31,8 +35,10 @@ from sqlalchemy import Engine
 from timing import measure
 from workspace import bench_parser, parse_backends, store, work_dir
 
+from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.run_stats import IndexRunStats
+from hudi_meta.storage import LocalStorage
 from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
@@ -62,6 +68,12 @@ def table_shape(path: str) -> str:
     bases = [p for p in files if p.suffix == ".parquet"]
     size = sum(p.stat().st_size for p in logs)
     return f"{len(logs)} log files ({size:,} bytes), {len(bases)} base files"
+
+
+def header_scan(path: str) -> int:
+    """The baseline: every log file's block headers read (no store, no timeline); returns the blocks read."""
+    storage = LocalStorage()
+    return sum(len(read_blocks(storage, str(p))) for p in sorted(Path(path).rglob("*.log.*")))
 
 
 def append_one_percent(path: str) -> int:
@@ -106,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{spec.commits} commits x {spec.blocks_per_commit} blocks; {table_shape(table_path)}"
         )
 
+        scan_t, scanned = measure(partial(header_scan, table_path), runs=3)
+        assert scanned == spec.total_blocks, scanned
+        print(f"baseline: header scan of every log file {scan_t.best:.2f} s (best of 3)")
+
         results: dict[str, dict[str, float]] = {}
         engines: dict[str, Engine] = {}
         for backend in backends:
@@ -141,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             "no-change/full",
             "incr s",
             "incr/full",
+            "scan/full",
         )
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
@@ -155,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{idle_s / full_s:.4f}",
                 f"{incr_s:.3f}",
                 f"{incr_s / full_s:.4f}",
+                f"{scan_t.best / full_s:.2f}",
             )
             print("| " + " | ".join(row) + " |")
         if keep:
