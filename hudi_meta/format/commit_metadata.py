@@ -6,6 +6,7 @@ the fields Hudi 0.14/0.15 emits.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field, fields
@@ -15,12 +16,16 @@ from hudi_meta.errors import CorruptFileError
 from hudi_meta.format.avro_container import read_container
 
 
+@functools.lru_cache(maxsize=1024)
 def _camel(name: str) -> str:
     head, *tail = name.split("_")
     return head + "".join(t.title() for t in tail)
 
 
+@functools.lru_cache(maxsize=1024)
 def _snake(name: str) -> str:
+    """Java's field name in Python's form; a commit repeats the same few dozen names for every write stat, so
+    the conversion is cached (it was a fifth of a full index run)."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
@@ -61,8 +66,7 @@ class WriteStat:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> WriteStat:
         """From Hudi's camelCase JSON/Avro fields; unknown keys and nulls are ignored (defaults kept)."""
-        known = {f.name for f in fields(cls)}
-        kwargs = {_snake(k): v for k, v in d.items() if _snake(k) in known and v is not None}
+        kwargs = {name: v for k, v in d.items() if v is not None and (name := _snake(k)) in _WRITE_STAT_FIELDS}
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,6 +81,9 @@ class WriteStat:
     def file_name(self) -> str:
         """The written file's name (`path` is relative to the base path, partition included)."""
         return self.path.rsplit("/", 1)[-1]
+
+
+_WRITE_STAT_FIELDS = frozenset(f.name for f in fields(WriteStat))
 
 
 @dataclass
