@@ -132,9 +132,15 @@ def recent_steps(bind: Engine | Connection, table_id: int, limit: int = 20) -> l
 
 
 def last_steps(bind: Engine | Connection, table_id: int) -> dict[str, StepRecord]:
-    """The newest record of each step the service ran on the table."""
+    """The newest finished record of each step the service ran on the table. A step still running does not hide
+    how the last one ended: "did the last sync succeed" stays answered (a metric never vanishes mid-step)."""
     s = service_step_table
-    newest = select(func.max(s.c.id)).where(s.c.table_id == table_id).group_by(s.c.step).scalar_subquery()
+    newest = (
+        select(func.max(s.c.id))
+        .where(s.c.table_id == table_id, s.c.ended_at.is_not(None))
+        .group_by(s.c.step)
+        .scalar_subquery()
+    )
     with connected(bind) as conn:
         return {r.step: _record(r) for r in conn.execute(select(s).where(s.c.id.in_(newest)))}
 

@@ -10,6 +10,7 @@ import time
 from sqlalchemy import Engine, update
 
 from hudi_meta.index.models import hudi_table, service_lease_table
+from hudi_meta.service.metrics import service_metric_values
 from hudi_meta.service.records import (
     StepStatus,
     acquire_lease,
@@ -87,8 +88,14 @@ def test_step_records_and_pruning(engine: Engine) -> None:
     assert steps[1].detail == {"instant": "20260101000000000"} and (steps[1].duration_s or 0) > 0
     assert steps[1].started_at.tzinfo is not None
     assert set(last_steps(engine, t)) == {"sync", "compaction"} and steps[0].error == "metastore down"
+    retry = start_step(engine, t, "w", "sync", StepStatus.RUNNING)  # running: the failed one is still the last
+    assert last_steps(engine, t)["sync"].id == failed
+    # what /metrics reports meanwhile: the last sync failed (before, the series vanished while one ran)
+    assert service_metric_values(last_steps(engine, t))["service_last_sync_success"][1] == 0.0
+    end_step(engine, retry, "ok")
+    assert last_steps(engine, t)["sync"].id == retry
     for _ in range(30):
         end_step(engine, start_step(engine, t, "w", "index", StepStatus.PLANNING), "ok")
-    assert prune_steps(engine, t, keep=10) == 22
+    assert prune_steps(engine, t, keep=10) == 23
     kept = all_steps(engine, [t])
     assert len(kept) == 10 and all(s.step == "index" for s in kept)
