@@ -77,7 +77,6 @@ def child(mode: str, path: str, instant: str) -> int:
     count = 0
     if mode == "compaction":
         run_compaction(table, instant)
-        table.reload()
         count = sum(pq.read_metadata(p).num_rows for p in Path(path).rglob(f"*_{instant}.parquet"))
     elif mode == "base-file":
         count = sum(pq.read_table(p).num_rows for p in Path(path).rglob("*.parquet"))
