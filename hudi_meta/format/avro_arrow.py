@@ -34,7 +34,7 @@ AvroSchema = Any  # a parsed Avro schema: str, dict or list
 UNION_MEMBER = b"hudi_meta.avro.union.member"  # field metadata key: the member's branch index
 _BRANCH_RECORD = "hudi_meta_union_branch"  # name prefix of the decoding wrappers: <prefix>_<union>_<branch>
 _NAMED = ("record", "error", "enum", "fixed")
-_PRIMITIVES: dict[str, pa.DataType] = {
+PRIMITIVE_TYPES: dict[str, pa.DataType] = {  # Avro primitive -> Arrow type
     "null": pa.null(),
     "boolean": pa.bool_(),
     "int": pa.int32(),
@@ -148,8 +148,8 @@ def _to_arrow(schema: AvroSchema, names: _Names, namespace: str) -> pa.DataType:
             ]
         )
     if isinstance(schema, str):
-        if schema in _PRIMITIVES:
-            return _PRIMITIVES[schema]
+        if schema in PRIMITIVE_TYPES:
+            return PRIMITIVE_TYPES[schema]
         for full in (f"{namespace}.{schema}" if namespace and "." not in schema else schema, schema):
             if full in names.schemas:
                 if full in names.open:
@@ -186,8 +186,8 @@ def _to_arrow(schema: AvroSchema, names: _Names, namespace: str) -> pa.DataType:
         return pa.string()
     if kind == "fixed":
         return pa.binary(int(schema["size"]))
-    if kind in _PRIMITIVES:
-        return _PRIMITIVES[kind]
+    if kind in PRIMITIVE_TYPES:
+        return PRIMITIVE_TYPES[kind]
     raise AvroSchemaError(f"unknown Avro type {kind!r}")
 
 

@@ -31,6 +31,7 @@ from hudi_meta.format.avro_arrow import (
     decoding_schema,
     records_to_arrow,
 )
+from hudi_meta.format.avro_columnar import decode_flat_avro
 from hudi_meta.format.log_block import BLOCK_CONTENT_VERSION, BlockType, LogBlock
 
 __all__ = [
@@ -344,13 +345,28 @@ def _decode_data_block(block: LogBlock, content: bytes, schema: pa.Schema | None
     if block.block_type in (BlockType.AVRO_DATA, BlockType.CDC_DATA):
         if block.schema is None:
             raise BlockDecodeError("Avro data block without a SCHEMA header")
-        records = decode_avro_records(content, block.schema)
         target = schema if schema is not None else arrow_schema_from_avro_json(block.schema)
-        return records_to_arrow(records, target)
+        columnar = decode_flat_avro(content, block.schema)
+        if columnar is not None and (table := _in_schema(columnar, target)) is not None:
+            return table
+        return records_to_arrow(decode_avro_records(content, block.schema), target)
     if block.block_type == BlockType.PARQUET_DATA:
         table = decode_parquet(content)
         return table if schema is None else conform(table, schema)
     raise UnsupportedContentError(f"{block.block_type.name} blocks are not supported (metadata-table HFile blocks)")
+
+
+def _in_schema(table: pa.Table, schema: pa.Schema) -> pa.Table | None:
+    """`table` as `records_to_arrow` would build it in `schema`: missing fields null; None if a type differs."""
+    columns = []
+    for f in schema:
+        if f.name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, type=f.type))
+        elif table.schema.field(f.name).type == f.type:
+            columns.append(table.column(f.name))
+        else:
+            return None
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def undecodable_block_error(path: str, block: LogBlock, error: BlockDecodeError) -> UndecodableBlockError:

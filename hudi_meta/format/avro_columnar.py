@@ -1,0 +1,262 @@
+"""Columnar decoding of Avro data block content for flat schemas, proven to match the record-by-record decoder.
+
+Decoding a block datum by datum in Python (fastavro) was most of a snapshot read and of a compaction. For the
+schemas Hudi tables mostly have, a record of primitive fields, each maybe in a `["null", T]` union, the block's
+content after its 8-byte header is read as one data block of an in-memory Avro container by polars' native
+reader, into Arrow columns: the container's record schema is the block's, with a leading `fixed(4)` field that
+reads each datum's int32 length prefix.
+
+That is only right if every datum decodes from exactly its own bytes: Java reads each record from its own
+length-prefixed slice and skips bytes left over after it; a container reader would read them as the next
+record. So the decoded columns are checked against the framing before they are used:
+
+1. the reader never reads past the container block (it fails instead), so it consumed at most the content;
+2. the canonical (shortest) encoding of every decoded value is a lower bound of the bytes it was read from;
+3. per record, the canonical sizes of its fields add up to exactly the length prefix decoded for it, and the
+   prefixes and datums add up to exactly the content.
+
+By 1-3 every field was read from exactly its canonical bytes, so every record from exactly its own slice (by
+induction from the first: each length prefix was read where the framing puts it). With the positions that
+gives, each union branch index and boolean byte is then checked against the value read (the reader takes any
+non-zero branch index of a nullable union for the value branch, where Java and fastavro fail).
+
+Anything else (other types, a failed check, any reader error) returns None and the caller decodes record by
+record as before, which stays the authority on every error and every edge case (non-canonical varints, bytes
+left over in a datum or after the last one, bad branch indices, invalid UTF-8).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_meta.format.avro_arrow import PRIMITIVE_TYPES, arrow_schema_from_avro_json
+
+# Avro primitive -> the Arrow type the reader returns it as, once Arrow's large types are made normal.
+_PHYSICAL = {name: dtype for name, dtype in PRIMITIVE_TYPES.items() if name != "null"}
+_FIXED_SIZE = {"float": 4, "double": 8, "boolean": 1}
+_SYNC = os.urandom(16)
+_STDERR_LOCK = threading.Lock()
+_LENGTH_FIELD = "hudi_meta_datum_length"  # the container's first field: each datum's int32 length prefix
+
+
+@dataclass(frozen=True)
+class _Field:
+    name: str
+    physical: str  # an Avro primitive name (a key of _PHYSICAL)
+    arrow_type: pa.DataType  # the type `arrow_schema_from_avro_json` gives the field (logical types applied)
+    null_index: int | None  # the branch index of "null" in a ["null", T] / [T, "null"] union; None: not a union
+
+
+@dataclass(frozen=True)
+class _Layout:
+    fields: tuple[_Field, ...]
+    header: bytes  # the container header: magic, the stripped schema, codec null, sync marker
+    schema: pa.Schema
+
+
+def _primitive(schema: Any) -> str | None:
+    """The Avro primitive `schema` is (logical types allowed: they annotate the same bytes), else None."""
+    kind = schema.get("type") if isinstance(schema, dict) else schema
+    return kind if isinstance(kind, str) and kind in _PHYSICAL else None
+
+
+def _zigzag_varint(n: int) -> bytes:
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _container_header(schema_json: str) -> bytes:
+    meta = {b"avro.schema": schema_json.encode(), b"avro.codec": b"null"}
+    parts = [b"Obj\x01", _zigzag_varint(len(meta))]
+    for key, value in meta.items():
+        parts += [_zigzag_varint(len(key)), key, _zigzag_varint(len(value)), value]
+    return b"".join([*parts, _zigzag_varint(0), _SYNC])
+
+
+@lru_cache(maxsize=256)
+def flat_layout(schema_json: str) -> _Layout | None:
+    """The layout of a flat record schema this module decodes, or None (other schemas go record by record)."""
+    try:
+        schema = json.loads(schema_json)
+        arrow_schema = arrow_schema_from_avro_json(schema_json)
+    except Exception:  # an invalid schema: the record-by-record decoder reports it
+        return None
+    if not isinstance(schema, dict) or not isinstance(schema.get("fields"), list) or not schema["fields"]:
+        return None
+    fields: list[_Field] = []
+    stripped: list[dict[str, Any]] = []
+    for f, arrow_field in zip(schema["fields"], arrow_schema, strict=True):
+        kind, null_index = f["type"], None
+        if isinstance(kind, list):
+            if len(kind) != 2 or "null" not in kind:
+                return None
+            null_index = kind.index("null")
+            kind = kind[1 - null_index]
+        physical = _primitive(kind)
+        if physical is None or not _supported(arrow_field.type, physical):
+            return None
+        fields.append(_Field(str(f["name"]), physical, arrow_field.type, null_index))
+        plain: list[Any] | str = physical
+        if null_index is not None:
+            plain = ["null", physical] if null_index == 0 else [physical, "null"]
+        stripped.append({"name": f["name"], "type": plain})
+    names = [f.name for f in fields]
+    if _LENGTH_FIELD in names or len(set(names)) != len(names):
+        return None
+    length = {"name": _LENGTH_FIELD, "type": {"type": "fixed", "name": "length_prefix", "size": 4}}
+    container_schema = json.dumps({"type": "record", "name": "r", "fields": [length, *stripped]})
+    return _Layout(tuple(fields), _container_header(container_schema), arrow_schema)
+
+
+def _supported(arrow_type: pa.DataType, physical: str) -> bool:
+    """Arrow types reached from the physical values by a plain cast (temporal logical types) or none at all."""
+    if arrow_type == _PHYSICAL[physical]:
+        return True
+    if physical == "int":
+        return arrow_type in (pa.date32(), pa.time32("ms"))
+    if physical == "long":
+        return arrow_type == pa.time64("us") or bool(pa.types.is_timestamp(arrow_type))
+    return False
+
+
+def _varint_sizes(zigzagged: np.ndarray) -> np.ndarray:
+    """Bytes of the canonical varint of each (already zigzag-encoded, unsigned) value."""
+    sizes = np.ones(len(zigzagged), np.int64)
+    for k in range(1, 10):
+        sizes += zigzagged >= np.uint64(1 << (7 * k))
+    return sizes
+
+
+def _value_sizes(column: pa.Array, physical: str) -> np.ndarray:
+    """Canonical encoded bytes of each value of `column` (nulls: 0)."""
+    valid = _valid(column)
+    if physical in _FIXED_SIZE:
+        return np.where(valid, _FIXED_SIZE[physical], 0)
+    if physical in ("string", "bytes"):
+        lengths = _numpy(pc.fill_null(pc.binary_length(column), 0)).astype(np.int64)
+        return np.where(valid, lengths + _varint_sizes((lengths << 1).astype(np.uint64)), 0)
+    values = _numpy(pc.fill_null(column.cast(pa.int64()), 0)).astype(np.int64)
+    zigzagged = ((values << 1) ^ (values >> 63)).view(np.uint64)
+    return np.where(valid, _varint_sizes(zigzagged), 0)
+
+
+def _valid(column: pa.Array) -> np.ndarray:
+    if column.null_count == 0:
+        return np.ones(len(column), bool)
+    return np.asarray(column.is_valid().to_numpy(zero_copy_only=False), bool)
+
+
+def _numpy(column: pa.Array) -> np.ndarray:
+    return np.asarray(column.to_numpy(zero_copy_only=False))
+
+
+def _read_avro(container: bytes) -> pa.Table | None:
+    """The container read by polars, or None if the reader fails in any way (an error or a Rust panic).
+
+    On some damaged bytes polars panics, and Rust prints the panic (with a backtrace if RUST_BACKTRACE is set)
+    straight to file descriptor 2 before Python sees a PanicException; the record-by-record decoder then
+    reports the damage in one line, so that print would only be noise in front of it. File descriptor 2 is
+    captured while the reader runs (one reader at a time) and what was written to it is given back, unless the
+    reader panicked (then it is the panic's text, and whatever another thread wrote in those milliseconds).
+    """
+    import polars as pl  # imported here: the record-by-record path and most commands never need it
+
+    with _STDERR_LOCK, tempfile.TemporaryFile() as captured:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        table: pa.Table | None = None
+        panicked = False
+        try:
+            table = pl.read_avro(io.BytesIO(container)).to_arrow()
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # polars' PanicException derives from BaseException
+            panicked = type(e).__name__ == "PanicException"
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if not panicked and captured.tell():
+                captured.seek(0)
+                os.write(2, captured.read())
+    return table
+
+
+def _read_container(layout: _Layout, content: bytes) -> tuple[np.ndarray, list[pa.Array]] | None:
+    """(each datum's length prefix, the decoded columns) of block content read as one container data block."""
+    if len(content) < 8:
+        return None
+    _, count = struct.unpack_from(">ii", content, 0)
+    if count <= 0:
+        return None
+    body = memoryview(content)[8:]
+    data = b"".join([layout.header, _zigzag_varint(count), _zigzag_varint(len(body)), body, _SYNC])
+    table = _read_avro(data)
+    if table is None:
+        return None
+    if table.num_rows != count or table.num_columns != len(layout.fields) + 1:
+        return None
+    prefixes = table.column(0).combine_chunks()
+    offsets = np.frombuffer(prefixes.buffers()[1], np.int64, count + 1, prefixes.offset * 8)
+    if prefixes.null_count or offsets[-1] - offsets[0] != 4 * count:
+        return None
+    lengths = np.frombuffer(prefixes.buffers()[2], ">i4", count, int(offsets[0])).astype(np.int64)
+    return lengths, [c.combine_chunks() for c in table.columns[1:]]
+
+
+def _bytes_equal(raw: np.ndarray, positions: np.ndarray, expected: np.ndarray) -> bool:
+    """Whether the bytes of `raw` at `positions` are `expected` (False if a position is outside `raw`)."""
+    if len(positions) and (positions.min() < 0 or positions.max() >= len(raw)):
+        return False
+    return bool(np.array_equal(raw[positions], expected.astype(np.uint8)))
+
+
+def decode_flat_avro(content: bytes, schema_json: str) -> pa.Table | None:
+    """Avro data block content as Arrow, in the types `arrow_schema_from_avro_json(schema_json)` gives, or None
+    when the schema is not flat or the checks in the module docstring fail (decode it record by record then)."""
+    layout = flat_layout(schema_json)
+    decoded = _read_container(layout, content) if layout is not None else None
+    if layout is None or decoded is None:
+        return None
+    lengths, arrays = decoded
+    if lengths.min() < 0 or 8 + int((4 + lengths).sum()) != len(content):
+        return None
+    starts = 8 + 4 + np.concatenate([[0], np.cumsum(4 + lengths)[:-1]])  # each datum's first byte
+    raw = np.frombuffer(content, np.uint8)
+    position = starts.copy()  # where the next field of each record starts
+    columns: list[pa.Array] = []
+    for field, decoded_array in zip(layout.fields, arrays, strict=True):
+        array = decoded_array.cast(_PHYSICAL[field.physical])
+        valid = _valid(array)
+        if field.null_index is not None:
+            expected_branch = np.where(valid, 1 - field.null_index, field.null_index) * 2  # zigzag of 0 or 1
+            if not _bytes_equal(raw, position, expected_branch):
+                return None
+            position = position + 1
+        elif not valid.all():
+            return None
+        if field.physical == "boolean" and not _bytes_equal(raw, position[valid], _numpy(array.drop_null())):
+            return None
+        position = position + _value_sizes(array, field.physical)
+        columns.append(array if array.type == field.arrow_type else array.cast(field.arrow_type))
+    if not np.array_equal(position, starts + lengths):
+        return None
+    return pa.Table.from_arrays(columns, schema=layout.schema)
