@@ -46,6 +46,8 @@ from hudi_meta.format.avro_arrow import PRIMITIVE_TYPES, arrow_schema_from_avro_
 
 # Avro primitive -> the Arrow type the reader returns it as, once Arrow's large types are made normal.
 _PHYSICAL = {name: dtype for name, dtype in PRIMITIVE_TYPES.items() if name != "null"}
+# varint types: (bytes of the longest varint, the largest last byte it may have: 32 bits are 4 * 7 + 4)
+_VARINT_TOP = {"int": (5, 0x0F), "long": (10, 0x01)}
 _FIXED_SIZE = {"float": 4, "double": 8, "boolean": 1}
 _SYNC = os.urandom(16)
 _STDERR_LOCK = threading.Lock()
@@ -222,6 +224,15 @@ def _read_container(layout: _Layout, content: bytes) -> tuple[np.ndarray, list[p
     return lengths, [c.combine_chunks() for c in table.columns[1:]]
 
 
+def _top_bits_fit(raw: np.ndarray, position: np.ndarray, sizes: np.ndarray, longest: int, top: int) -> bool:
+    """Whether every varint of the longest size has no bits past its type's width in its last byte (the
+    reader drops them; fastavro and Java reject such an int, fastavro such a long)."""
+    last = position[sizes == longest] + longest - 1
+    if len(last) and last.max() >= len(raw):
+        return False
+    return bool((raw[last] <= top).all())
+
+
 def _bytes_equal(raw: np.ndarray, positions: np.ndarray, expected: np.ndarray) -> bool:
     """Whether the bytes of `raw` at `positions` are `expected` (False if a position is outside `raw`)."""
     if len(positions) and (positions.min() < 0 or positions.max() >= len(raw)):
@@ -255,7 +266,10 @@ def decode_flat_avro(content: bytes, schema_json: str) -> pa.Table | None:
             return None
         if field.physical == "boolean" and not _bytes_equal(raw, position[valid], _numpy(array.drop_null())):
             return None
-        position = position + _value_sizes(array, field.physical)
+        sizes = _value_sizes(array, field.physical)
+        if field.physical in _VARINT_TOP and not _top_bits_fit(raw, position, sizes, *_VARINT_TOP[field.physical]):
+            return None
+        position = position + sizes
         columns.append(array if array.type == field.arrow_type else array.cast(field.arrow_type))
     if not np.array_equal(position, starts + lengths):
         return None

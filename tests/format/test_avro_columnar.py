@@ -188,11 +188,13 @@ def test_what_a_container_reader_misreads_is_declined(case: str) -> None:
     elif case == "bytes after the last datum":
         trailing = b"\x00\x00"
     elif case == "non-canonical varint":
-        first = first[:-2] + b"\x82\x00" + first[-1:]  # ts 1 as two bytes: same value, one byte more
+        first = first[:-3] + b"\x82\x00" + first[-2:]  # ts 1 as two bytes: same value, one byte more
     elif case == "branch index 3":
         first = b"\x06" + first[1:]
     elif case == "negative branch index":
         first = b"\x01" + first[1:]
+    elif case == "bits past 64 in a long":  # ts -70 (zigzag 139) as ten bytes, plus 2 ** 64
+        first = first[:-3] + bytes([0x8B, 0x81, *[0x80] * 7, 0x02]) + first[-2:]
     elif case == "boolean byte 2":
         first = first[:-1] + b"\x02"
     content = block_of([first, second], trailing)
