@@ -16,8 +16,10 @@ import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -96,6 +98,16 @@ class LogRecord:
         return self.row is None
 
 
+@dataclass(frozen=True)
+class LogPart:
+    """One visible log block's records, in log order: data rows `[start, stop)` of the slice's log rows, or deletes."""
+
+    instant: str
+    start: int = 0
+    stop: int = 0
+    deletes: tuple[DeleteRecord, ...] = ()
+
+
 @dataclass
 class SliceRecords:
     """Everything one slice holds, decoded but not merged: the base records and the log records in log order."""
@@ -103,7 +115,30 @@ class SliceRecords:
     schema: pa.Schema | None
     base: pa.Table | None
     log_rows: pa.Table | None  # data rows of every visible data block, concatenated in log order
-    log_records: list[LogRecord] = field(default_factory=list)
+    parts: list[LogPart] = field(default_factory=list)
+    log_keys: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))  # the record key of each log row
+    spec: MergeSpec | None = None
+
+    @cached_property
+    def log_records(self) -> list[LogRecord]:
+        """Every log record, data and delete, in log order."""
+        return self.log_records_at(range(self.log_rows.num_rows if self.log_rows is not None else 0))
+
+    def log_records_at(self, rows: Sequence[int]) -> list[LogRecord]:
+        """Every delete and the data records of log rows `rows` (ascending), in log order."""
+        taken = pa.array(rows, pa.int64())
+        keys = pc.take(self.log_keys, taken).to_pylist()
+        orderings = [None] * len(rows)
+        if self.log_rows is not None and self.spec is not None and len(rows):
+            orderings = ordering_values(self.log_rows.take(taken), self.spec)
+        records: list[LogRecord] = []
+        i = 0
+        for part in self.parts:
+            records.extend(LogRecord(d.record_key, d.ordering_value, None, part.instant) for d in part.deletes)
+            while i < len(rows) and rows[i] < part.stop:
+                records.append(LogRecord(keys[i], orderings[i], rows[i], part.instant))
+                i += 1
+        return records
 
 
 def record_keys(table: pa.Table, spec: MergeSpec, use_meta_column: bool = True) -> list[str]:
@@ -117,6 +152,13 @@ def record_keys(table: pa.Table, spec: MergeSpec, use_meta_column: bool = True) 
         ",".join(f"{name}:{value}" for name, value in zip(spec.record_key_fields, values, strict=True))
         for values in zip(*columns, strict=True)
     ]
+
+
+def record_key_array(table: pa.Table, spec: MergeSpec) -> pa.Array:
+    """`record_keys` as an Arrow string array (the meta column as it is, nulls included)."""
+    if spec.populate_meta_fields and RECORD_KEY_COLUMN in table.column_names:
+        return table.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string())
+    return pa.array(record_keys(table, spec), pa.string())
 
 
 def ordering_values(table: pa.Table, spec: MergeSpec) -> list[Any]:
@@ -189,19 +231,17 @@ def _decode_logs(
     storage: Storage,
     blocks: Sequence[tuple[str, LogBlock]],
     schema: pa.Schema | None,
-    spec: MergeSpec,
     stats: ReadStats,
-) -> tuple[list[pa.Table], list[LogRecord], pa.Schema | None]:
+) -> tuple[list[pa.Table], list[LogPart], pa.Schema | None]:
     tables: list[pa.Table] = []
-    records: list[LogRecord] = []
+    parts: list[LogPart] = []
     rows = 0
     for path, block in blocks:
         instant = block.instant_time or ""
         try:
             content = read_content(storage, path, block)
             if block.block_type == BlockType.DELETE:
-                deletes: list[DeleteRecord] = decode_delete_records(content)
-                records.extend(LogRecord(d.record_key, d.ordering_value, None, instant) for d in deletes)
+                parts.append(LogPart(instant, rows, rows, tuple(decode_delete_records(content))))
                 continue
             if schema is None and block.schema is not None and block.block_type != BlockType.PARQUET_DATA:
                 schema = arrow_schema_from_avro_json(block.schema)
@@ -211,11 +251,10 @@ def _decode_logs(
         if schema is None:
             schema = table.schema
         stats.log_records += table.num_rows
-        for i, (key, ordering) in enumerate(zip(record_keys(table, spec), ordering_values(table, spec), strict=True)):
-            records.append(LogRecord(key, ordering, rows + i, instant))
+        parts.append(LogPart(instant, rows, rows + table.num_rows))
         tables.append(table)
         rows += table.num_rows
-    return tables, records, schema
+    return tables, parts, schema
 
 
 def read_base_file(storage: Storage, path: str, columns: Sequence[str] | None = None) -> pa.Table:
@@ -248,9 +287,11 @@ def read_slice_records(
     for rel in log_files:
         path = posixpath.join(base_path, rel)
         found.extend((path, b) for b in read_blocks(storage, path))
-    tables, records, schema = _decode_logs(storage, visible_blocks(found, is_visible, stats), schema, spec, stats)
+    tables, parts, schema = _decode_logs(storage, visible_blocks(found, is_visible, stats), schema, stats)
     log_rows = pa.concat_tables([conform(t, schema) for t in tables]) if tables and schema is not None else None
-    return SliceRecords(schema, base, log_rows, records)
+    keys = record_key_array(log_rows, spec) if log_rows is not None else pa.array([], pa.string())
+    keys = pc.fill_null(keys, "None")  # a log record's key is `str` of the value, as in `record_keys`
+    return SliceRecords(schema, base, log_rows, parts, keys, spec)
 
 
 def read_file_slice(
@@ -289,53 +330,46 @@ def merge_slice(
     keep_log: Callable[[LogRecord], bool] | None = None,
 ) -> MergedSlice:
     """Merge base and log records by `spec.merge_mode`; `keep_base` (a boolean mask over the base records) and
-    `keep_log` leave records out before merging (exact mode merges only the records at or before T)."""
+    `keep_log` leave records out before merging (exact mode merges only the records at or before T).
+
+    A key with one log record, a data record, merges in Arrow (`_columnar_winners`); the others, and every
+    key when `keep_log` is given, fold record by record in log order."""
     empty = pa.array([], type=pa.int64())
     schema = records.schema
     if schema is None:
         return MergedSlice(pa.table({}), empty, empty, {})
     mode = spec.merge_mode
+    base = records.base
+    columnar = _columnar_winners(records, spec) if keep_log is None else None
+    folded = records.log_records if columnar is None else columnar.folded
     winners: dict[str, LogRecord] = {}
-    for r in records.log_records:
+    for r in folded:
         if keep_log is not None and not keep_log(r):
             continue
         old = winners.get(r.key)
         if old is None or log_replaces(r, old, mode):
             winners[r.key] = r
-    base = records.base
+    log_rows: list[int] = []  # the log rows kept
     base_rows = empty
     if base is not None and base.num_rows:
         keep = keep_base if keep_base is not None else pa.array([True] * base.num_rows, pa.bool_())
+        keys = record_key_array(base, spec)
         if winners:
-            keys = (
-                base.column(RECORD_KEY_COLUMN)
-                if spec.populate_meta_fields and RECORD_KEY_COLUMN in base.column_names
-                else pa.array(record_keys(base, spec), pa.string())
-            )
-            touched = pc.and_(keep, pc.is_in(keys, value_set=pa.array(list(winners), type=pa.string())))
-            rows = pc.indices_nonzero(touched).to_pylist()
-            if rows:
-                key_list = pc.take(keys, pa.array(rows, pa.int64())).to_pylist()
-                orderings = ordering_values(base.take(pa.array(rows, pa.int64())), spec)
-                replaced = []
-                for i, key, ordering in zip(rows, key_list, orderings, strict=True):
-                    if replaces_base(winners[str(key)], ordering, mode):
-                        replaced.append(i)
-                    else:
-                        del winners[str(key)]  # the base record stays: the log record is dropped
-                if replaced:
-                    mask = [True] * base.num_rows
-                    for i in replaced:
-                        mask[i] = False
-                    keep = pc.and_(keep, pa.array(mask, pa.bool_()))
+            keep = pc.and_(keep, _base_rows_kept(base, keys, keep, winners, spec))
+        if columnar is not None:
+            keep, lost = _merge_with_base(records, keys, keep, columnar.rows, spec)
+            log_rows.extend(columnar.rows.filter(pc.invert(lost)).to_pylist())
         base_rows = pc.indices_nonzero(keep).cast(pa.int64())
+    elif columnar is not None:
+        log_rows.extend(columnar.rows.to_pylist())
+    log_rows.extend(w.row for w in winners.values() if w.row is not None)
     deletes = {k: w for k, w in winners.items() if w.is_delete}
-    log_rows = pa.array(sorted(w.row for w in winners.values() if w.row is not None), type=pa.int64())
+    log_row_array = pa.array(sorted(log_rows), type=pa.int64())
     parts: list[pa.Table] = []
     if base is not None:
         parts.append(base.take(base_rows))
-    if len(log_rows) and records.log_rows is not None:
-        parts.append(records.log_rows.take(log_rows))
+    if len(log_row_array) and records.log_rows is not None:
+        parts.append(records.log_rows.take(log_row_array))
     merged = pa.concat_tables(parts) if parts else schema.empty_table()
     if IS_DELETED_COLUMN in merged.column_names and merged.num_rows:
         live = pc.invert(pc.fill_null(merged.column(IS_DELETED_COLUMN), False)).combine_chunks()
@@ -343,5 +377,95 @@ def merge_slice(
             n_base = len(base_rows)
             merged = merged.filter(live)
             base_rows = base_rows.filter(live.slice(0, n_base))
-            log_rows = log_rows.filter(live.slice(n_base))
-    return MergedSlice(merged, base_rows, log_rows, deletes)
+            log_row_array = log_row_array.filter(live.slice(n_base))
+    return MergedSlice(merged, base_rows, log_row_array, deletes)
+
+
+def _base_rows_kept(
+    base: pa.Table, keys: pa.Array, keep: pa.Array, winners: dict[str, LogRecord], spec: MergeSpec
+) -> pa.Array:
+    """Mask of the base rows no folded winner replaces; a winner that loses to its base record leaves `winners`."""
+    mask = [True] * base.num_rows
+    touched = pc.and_(keep, pc.is_in(keys, value_set=pa.array(list(winners), type=pa.string())))
+    rows = pc.indices_nonzero(touched).to_pylist()
+    if rows:
+        key_list = pc.take(keys, pa.array(rows, pa.int64())).to_pylist()
+        orderings = ordering_values(base.take(pa.array(rows, pa.int64())), spec)
+        for i, key, ordering in zip(rows, key_list, orderings, strict=True):
+            if replaces_base(winners[key], ordering, spec.merge_mode):
+                mask[i] = False
+            else:
+                del winners[key]  # the base record stays: the log record is dropped
+    return pa.array(mask, pa.bool_())
+
+
+@dataclass(frozen=True)
+class _ColumnarWinners:
+    """Log records split for merging: `rows`, data rows whose key no other log record has (each its key's
+    winner, merged with the base in Arrow), and `folded`, every other log record in log order."""
+
+    rows: pa.Array  # int64 indices into the slice's log rows
+    folded: list[LogRecord]
+
+
+# Ordering types whose Arrow comparison orders values as Python's `>=` on the values `to_pylist` gives.
+def _comparable_in_arrow(dtype: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_integer(dtype)
+        or pa.types.is_floating(dtype)
+        or pa.types.is_string(dtype)
+        or pa.types.is_large_string(dtype)
+        or pa.types.is_binary(dtype)
+        or pa.types.is_boolean(dtype)
+        or pa.types.is_decimal(dtype)
+        or pa.types.is_date(dtype)
+        or pa.types.is_timestamp(dtype)
+        or pa.types.is_time(dtype)
+    )
+
+
+def _columnar_winners(records: SliceRecords, spec: MergeSpec) -> _ColumnarWinners | None:
+    """Split the log records as `_ColumnarWinners` says, or None when the merge must go record by record."""
+    log_rows = records.log_rows
+    if log_rows is None or not log_rows.num_rows:
+        return None
+    ordering = spec.ordering_field
+    if ordering in log_rows.column_names and not _comparable_in_arrow(log_rows.schema.field(ordering).type):
+        return None
+    delete_keys = [d.record_key for part in records.parts for d in part.deletes]
+    all_keys = pa.concat_arrays([records.log_keys, pa.array(delete_keys, pa.string())])
+    counts = pc.value_counts(all_keys)
+    repeated = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+    shared = pc.is_in(records.log_keys, value_set=repeated)
+    rows = pc.indices_nonzero(pc.invert(shared)).cast(pa.int64())
+    return _ColumnarWinners(rows, records.log_records_at(pc.indices_nonzero(shared).to_pylist()))
+
+
+def _merge_with_base(
+    records: SliceRecords, keys: pa.Array, keep: pa.Array, rows: pa.Array, spec: MergeSpec
+) -> tuple[pa.Array, pa.Array]:
+    """`keep` less the base rows that the log rows `rows` (each its key's only log record) replace, and the mask
+    over `rows` of those their base record beats: `replaces_base` for data records, in Arrow.
+
+    Under ordering, a null on either side replaces, as in `_at_least`; `_comparable_in_arrow` makes sure Arrow's
+    `>=` is Python's on these types."""
+    assert records.base is not None and records.log_rows is not None
+    base, log = records.base, records.log_rows
+    winner_of = pc.index_in(keys, value_set=pc.take(records.log_keys, rows))  # per base row: index into rows
+    matched = pc.indices_nonzero(pc.and_(keep, pc.is_valid(winner_of)))
+    lost = np.zeros(len(rows), bool)
+    if not len(matched):
+        return keep, pa.array(lost)
+    winner = pc.take(winner_of, matched)
+    ordering = spec.ordering_field
+    by_ordering = spec.merge_mode in (MergeMode.DEFAULT_PAYLOAD, MergeMode.EVENT_TIME_ORDERING)
+    if by_ordering and ordering is not None and ordering in log.column_names and ordering in base.column_names:
+        new = pc.take(log.column(ordering), pc.take(rows, winner))
+        old = pc.take(base.column(ordering), matched)
+        replaced = np.asarray(pc.fill_null(pc.greater_equal(new, old), True).to_numpy(zero_copy_only=False), bool)
+    else:
+        replaced = np.ones(len(matched), bool)
+    kept = np.asarray(keep.to_numpy(zero_copy_only=False), bool).copy()
+    kept[np.asarray(matched)[replaced]] = False
+    lost[np.asarray(winner)[~replaced]] = True
+    return pa.array(kept), pa.array(lost)

@@ -118,7 +118,7 @@ def test_valid_flat_blocks_decode_columnar_as_the_oracle(block: tuple[str, bytes
     assert columnar.equals(expected)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(flat_blocks(), st.data())
 def test_damaged_bytes_never_decode_differently(block: tuple[str, bytes], data: st.DataObject) -> None:
     schema_json, content = block
