@@ -37,12 +37,15 @@ from hudi_meta.table.event_time import to_epoch_ms
 from hudi_meta.table.file_group_reader import (
     IS_DELETED_COLUMN,
     LogRecord,
+    MergedSlice,
     MergeMode,
     MergeSpec,
     SliceRecords,
     is_natural_order,
     log_replaces,
+    merge_slice,
     ordering_values,
+    record_key_array,
     record_keys,
     replaces_base,
 )
@@ -119,55 +122,137 @@ def plan_layout(
     threshold_ms: int | None,
 ) -> SliceLayout:
     """The new base file and carry log for one slice (see the module doc). `records`: base + L1..Lk;
-    `rest`: the log files that stay after the new base file, in log order."""
+    `rest`: the log files that stay after the new base file, in log order.
+
+    Outside exact mode a key the rest does not hold gets (W, nothing), the first candidate, which always keeps
+    its snapshot: those keys merge at once (`merge_slice`, in Arrow), the others go through `_choose` one by one.
+    """
     schema = records.schema
     if schema is None:
         empty = pa.table({})
         return SliceLayout(empty, empty, ())
+    base = records.base
+    base_keys = _keys(base, spec)
+    plain: MergedSlice | None = None
+    chosen_keys: pa.Array | None = None  # the keys `_choose` decides (None: every key)
+    if not exact and pc.count_distinct(base_keys).as_py() == len(base_keys):  # one base record per key, as W has
+        plain = merge_slice(records, spec)
+        rest_keys = rest.log_keys if rest is not None else pa.array([], pa.string())
+        rest_keys = pa.concat_arrays([rest_keys, pa.array(_delete_keys(rest), pa.string())])
+        ours = pa.concat_arrays([base_keys, records.log_keys, pa.array(_delete_keys(records), pa.string())])
+        chosen_keys = pc.unique(rest_keys.filter(pc.is_in(rest_keys, value_set=ours)))
+    rules = _Rules(spec, partition, exact, carry_allowed, event_time_field, threshold_ms)
+    choices = _choose_keys(records, rest, rules, chosen_keys)
+    base_rows, log_rows = choices.rows["base b"], choices.rows["base l"]
+    if plain is not None and chosen_keys is not None:
+        base_rows = [*base_rows, *_rows_outside(plain.base_rows, base_keys, chosen_keys)]
+        log_rows = [*log_rows, *_rows_outside(plain.log_rows, records.log_keys, chosen_keys)]
+    new_base = _drop_deleted(_take(records, schema, base_rows, log_rows))
+    carry = _take(records, schema, choices.rows["carry b"], choices.rows["carry l"])
+    caps = choices.caps
+    cap = min(caps) if caps and threshold_ms is not None and min(caps) < threshold_ms else None
+    return SliceLayout(new_base, carry, tuple(choices.carry_deletes), tuple(sorted(choices.inexact)), cap)
+
+
+def _keys(table: pa.Table | None, spec: MergeSpec) -> pa.Array:
+    """Record keys of a table's rows as `record_keys` gives them (a null key reads "None")."""
+    if table is None:
+        return pa.array([], pa.string())
+    return pc.fill_null(record_key_array(table, spec), "None")
+
+
+def _delete_keys(records: SliceRecords | None) -> list[str]:
+    return [d.record_key for part in records.parts for d in part.deletes] if records is not None else []
+
+
+def _rows_outside(rows: pa.Array, keys: pa.Array, excluded: pa.Array) -> list[int]:
+    """The rows of `rows` whose key (`keys[row]`) is not in `excluded`."""
+    outside = pc.invert(pc.is_in(pc.take(keys, rows), value_set=excluded))
+    return list(rows.filter(outside).to_pylist())
+
+
+def _log_records(records: SliceRecords | None, only: pa.Array | None) -> list[LogRecord]:
+    """The log records of `records`, or those of the keys in `only`, in log order."""
+    if records is None:
+        return []
+    if only is None:
+        return records.log_records
+    wanted = set(only.to_pylist())
+    rows = pc.indices_nonzero(pc.is_in(records.log_keys, value_set=only)).to_pylist()
+    return [r for r in records.log_records_at(rows) if r.key in wanted]
+
+
+@dataclass
+class _Choices:
+    """What `_choose` decided for a set of keys: rows of the new base file and of the carry log, and more."""
+
+    rows: dict[str, list[int]] = field(  # the rows of each: base or log (b, l) in new base or carry log
+        default_factory=lambda: {"base b": [], "base l": [], "carry b": [], "carry l": []}
+    )
+    carry_deletes: list[DeleteRecord] = field(default_factory=list)
+    inexact: list[str] = field(default_factory=list)
+    caps: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """`plan_layout`'s arguments that decide a key's layout."""
+
+    spec: MergeSpec
+    partition: str
+    exact: bool
+    carry_allowed: bool
+    event_time_field: str | None
+    threshold_ms: int | None
+
+
+def _choose_keys(records: SliceRecords, rest: SliceRecords | None, rules: _Rules, only: pa.Array | None) -> _Choices:
+    """`_choose` for every key, or for the keys in `only`."""
+    spec, partition, exact, carry_allowed = rules.spec, rules.partition, rules.exact, rules.carry_allowed
+    event_time_field, threshold_ms = rules.event_time_field, rules.threshold_ms
     mode = spec.merge_mode
     keys: dict[str, _Key] = {}
     base = records.base
     if base is not None and base.num_rows:
-        for i, (k, o) in enumerate(zip(record_keys(base, spec), ordering_values(base, spec), strict=True)):
+        rows = list(range(base.num_rows))
+        if only is not None:
+            rows = pc.indices_nonzero(pc.is_in(_keys(base, spec), value_set=only)).to_pylist()
+        taken = base.take(pa.array(rows, pa.int64()))
+        for i, k, o in zip(rows, record_keys(taken, spec), ordering_values(taken, spec), strict=True):
             keys.setdefault(k, _Key()).base = Version(("b", i), LogRecord(k, o, i, ""))
-    for r in records.log_records:
+    for r in _log_records(records, only):
         keys.setdefault(r.key, _Key()).compacted.append(Version(None if r.row is None else ("l", r.row), r))
-    for r in rest.log_records if rest is not None else ():
+    for r in _log_records(rest, only):
         if r.key in keys:  # keys only the rest holds are not this compaction's business
             keys[r.key].rest.append(Version(None if r.row is None else ("r", r.row), r))
     event_time = _event_time_of(records, spec, event_time_field)
     same = _same_version(records, rest)
+    flagged = _flagged(records, rest)
 
     def at_or_before(v: Version) -> bool:  # without a threshold every version counts (A is W)
         t = event_time(v)
         return threshold_ms is None or (t is not None and t <= threshold_ms)
 
-    rows: dict[str, list[int]] = {"base b": [], "base l": [], "carry b": [], "carry l": []}
-    carry_deletes: list[DeleteRecord] = []
-    inexact: list[str] = []
-    caps: list[int] = []
+    out = _Choices()
     for k, key in keys.items():
         if key.compacted or (exact and key.base is not None and not at_or_before(key.base)):
-            choice = _choose(k, key, mode, exact, carry_allowed, at_or_before, event_time, same)
+            choice = _choose(k, key, mode, exact, carry_allowed, at_or_before, event_time, same, flagged)
         else:  # nothing merged (and in exact mode, a base record at or before T): it stays as it is
             choice = _Choice(key.base, None, True, None)
         if exact and not choice.exact:
-            inexact.append(k)
+            out.inexact.append(k)
         if choice.cap_ms is not None:
-            caps.append(choice.cap_ms)
+            out.caps.append(choice.cap_ms)
         if choice.base is not None and choice.base.source is not None:
             kind, row = choice.base.source
-            rows[f"base {kind}"].append(row)
+            out.rows[f"base {kind}"].append(row)
         if choice.carried is not None:
             if choice.carried.source is None:
-                carry_deletes.append(DeleteRecord(k, partition, choice.carried.record.ordering))
+                out.carry_deletes.append(DeleteRecord(k, partition, choice.carried.record.ordering))
             else:
                 kind, row = choice.carried.source
-                rows[f"carry {kind}"].append(row)
-    new_base = _drop_deleted(_take(records, schema, rows["base b"], rows["base l"]))
-    carry = _take(records, schema, rows["carry b"], rows["carry l"])
-    cap = min(caps) if caps and threshold_ms is not None and min(caps) < threshold_ms else None
-    return SliceLayout(new_base, carry, tuple(carry_deletes), tuple(sorted(inexact)), cap)
+                out.rows[f"carry {kind}"].append(row)
+    return out
 
 
 def _choose(
@@ -179,10 +264,19 @@ def _choose(
     at_or_before: Callable[[Version], bool],
     event_time: Callable[[Version], int | None],
     same: Callable[[Source, Source], bool],
+    flagged: Callable[[Source], bool],
 ) -> _Choice:
-    """The first candidate layout of one key that keeps its snapshot version (see the module doc)."""
+    """The first candidate layout of one key that keeps its snapshot version (see the module doc).
+
+    A version flagged `_hoodie_is_deleted` reads as absent, and as the chosen base record it is not written
+    (`_drop_deleted`): a candidate is judged with the base file as it will be, so that a flagged winner that
+    shadows an older version in the rest is carried in the carry log instead of silently dropped."""
     base, compacted, rest = key.base, key.compacted, key.rest
-    current = merged([*compacted, *rest], base, mode)
+
+    def read(source: Source) -> Source:
+        return None if source is not None and flagged(source) else source
+
+    current = read(merged([*compacted, *rest], base, mode))
     w = _version(merged(compacted, base, mode), base, compacted)
     a_source = merged([v for v in compacted if at_or_before(v)], base if base and at_or_before(base) else None, mode)
     a = _version(a_source, base, compacted)
@@ -197,7 +291,8 @@ def _choose(
     for chosen, carried in [*candidates, (base, r)]:
         if carried is not None and not carry_allowed:
             continue
-        if not same(merged([carried, *rest] if carried is not None else rest, chosen, mode), current):
+        in_file = None if chosen is not None and chosen.source is not None and flagged(chosen.source) else chosen
+        if not same(read(merged([carried, *rest] if carried is not None else rest, in_file, mode)), current):
             continue
         chosen_source = chosen.source if chosen is not None else None
         cap = None
@@ -236,6 +331,21 @@ def _same_version(records: SliceRecords, rest: SliceRecords | None) -> Callable[
     return same
 
 
+def _flagged(records: SliceRecords, rest: SliceRecords | None) -> Callable[[Source], bool]:
+    """Whether a source's row is flagged `_hoodie_is_deleted` (readers drop it, base files do not hold it)."""
+    tables = {"b": records.base, "l": records.log_rows, "r": rest.log_rows if rest is not None else None}
+
+    def flagged(source: Source) -> bool:
+        if source is None:
+            return False
+        table = tables.get(source[0])
+        if table is None or IS_DELETED_COLUMN not in table.column_names:
+            return False
+        return table.column(IS_DELETED_COLUMN)[source[1]].as_py() is True
+
+    return flagged
+
+
 def _version(source: Source, base: Version | None, compacted: list[Version]) -> Version | None:
     if source is None:
         return None
@@ -252,17 +362,21 @@ def _winner(versions: list[Version], mode: MergeMode) -> Version | None:
 def _event_time_of(
     records: SliceRecords, spec: MergeSpec, event_time_field: str | None
 ) -> Callable[[Version], int | None]:
-    def column(table: pa.Table | None) -> list[int | None]:
+    def column(table: pa.Table | None) -> pa.ChunkedArray | None:
         if table is None or event_time_field is None or event_time_field not in table.column_names:
-            return [None] * (table.num_rows if table is not None else 0)
-        return [to_epoch_ms(v) for v in table.column(event_time_field).to_pylist()]
+            return None
+        return table.column(event_time_field)
 
-    times = {"b": column(records.base), "l": column(records.log_rows)}
+    columns = {"b": column(records.base), "l": column(records.log_rows)}
+    known: dict[tuple[str, int], int | None] = {}  # computed on demand: most base rows are never asked
 
     def event_time(v: Version) -> int | None:
         if v.source is not None:
-            kind, row = v.source
-            return times[kind][row] if kind in times else None
+            if v.source not in known:
+                kind, row = v.source
+                values = columns.get(kind)
+                known[v.source] = to_epoch_ms(values[row].as_py()) if values is not None else None
+            return known[v.source]
         ordering = v.record.ordering
         if event_time_field is not None and spec.ordering_field == event_time_field and not is_natural_order(ordering):
             return to_epoch_ms(ordering)

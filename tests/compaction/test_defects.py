@@ -10,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from sqlalchemy import Engine
 
@@ -239,3 +240,32 @@ def test_an_undecodable_block_stops_a_compaction_with_file_and_offset(engine: En
     with pytest.raises(UndecodableBlockError, match="AVRO_DATA"):
         run_compaction(t.table, result.instant)
     assert result.instant not in {i.requested_time for i in t.table.timeline.completed()}  # nothing committed
+
+
+# ---- issue 15: a flagged winner that shadows a late record of the rest ------------------------------------
+
+
+def flagged_rows(*records: tuple[str, int, float, bool]) -> pa.Table:
+    """`rows` with `_hoodie_is_deleted` (Hudi's soft delete: the record merges like data, then reads absent)."""
+    table = rows(*((r[0], r[1], r[2]) for r in records))
+    return table.append_column("_hoodie_is_deleted", pa.array([r[3] for r in records], pa.bool_()))
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_a_soft_delete_still_shadows_a_late_record_that_stays_a_log(
+    engine: Engine, tmp_path: Path, exact: bool
+) -> None:
+    """Default payload: a@100 flagged deleted beats the later-written a@60 (ordering 60 < 100), so `a` reads absent.
+    T = 10 compacts L1 (its min event time is 5) and keeps L2 (60). The new base file cannot hold a flagged record
+    (Java drops it from base files, so do we): unless a@100 is carried as a log record, a@60 would come back."""
+    t = CoreTable(tmp_path / "t")
+    t.write(flagged_rows(("a", 1, 1.0, False), ("b", 2, 1.0, False)))
+    t.write(flagged_rows(("a", 100, 2.0, True), ("c", 5, 1.0, False)))  # L1
+    t.write(flagged_rows(("a", 60, 3.0, False)))  # L2: late, a lower ordering value than the soft delete
+    expected = {"b": (2, 1.0), "c": (5, 1.0)}
+    assert t.read() == expected
+    t.compact(engine, at(10), exact=exact)
+    assert t.read() == expected  # before the fix: a came back as (60, 3.0)
+    assert hudi_rs_read(t.path, "snapshot") == expected
+    # exact mode's base file is the table as of T: a's version at T is the base record a@1
+    assert t.read("ro") == ({**expected, "a": (1, 1.0)} if exact else expected)

@@ -39,7 +39,9 @@ ORDERING_TYPES = {
 
 
 @st.composite
-def slices(draw: st.DrawFn) -> tuple[SliceRecords, MergeSpec, pa.Array | None]:
+def slices(draw: st.DrawFn, flagged_base: bool = True) -> tuple[SliceRecords, MergeSpec, pa.Array | None]:
+    """A random slice, its merge spec and maybe a keep_base mask; `flagged_base=False`: no base record is
+    flagged `_hoodie_is_deleted` (as in base files a compaction or Java wrote)."""
     dtype, values = ORDERING_TYPES[draw(st.sampled_from(sorted(ORDERING_TYPES)))]
     with_flag = draw(st.booleans())
     fields = [pa.field(RECORD_KEY_COLUMN, pa.string()), pa.field("ts", dtype), pa.field("v", pa.int64())]
@@ -49,7 +51,7 @@ def slices(draw: st.DrawFn) -> tuple[SliceRecords, MergeSpec, pa.Array | None]:
     spec = MergeSpec(("id",), "ts", merge_mode=draw(st.sampled_from(list(MergeMode))))
     serial = iter(range(10**6))
 
-    def rows(n: int) -> pa.Table:
+    def rows(n: int, flags: bool = True) -> pa.Table:
         keys = draw(st.lists(KEYS, min_size=n, max_size=n, unique=True))
         columns: dict[str, Any] = {
             RECORD_KEY_COLUMN: keys,
@@ -57,10 +59,11 @@ def slices(draw: st.DrawFn) -> tuple[SliceRecords, MergeSpec, pa.Array | None]:
             "v": [next(serial) for _ in keys],
         }
         if with_flag:
-            columns[IS_DELETED_COLUMN] = [draw(st.sampled_from([None, False, False, True])) for _ in keys]
+            choices = [None, False, False, True] if flags else [None, False]
+            columns[IS_DELETED_COLUMN] = [draw(st.sampled_from(choices)) for _ in keys]
         return pa.table(columns, schema=schema)
 
-    base = rows(draw(st.integers(0, 8))) if draw(st.booleans()) else None
+    base = rows(draw(st.integers(0, 8)), flags=flagged_base) if draw(st.booleans()) else None
     parts: list[LogPart] = []
     tables: list[pa.Table] = []
     start = 0
