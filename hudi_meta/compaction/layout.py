@@ -41,6 +41,7 @@ from hudi_meta.table.file_group_reader import (
     MergeMode,
     MergeSpec,
     SliceRecords,
+    drop_soft_deleted,
     is_natural_order,
     log_replaces,
     merge_slice,
@@ -147,7 +148,7 @@ def plan_layout(
     if plain is not None and chosen_keys is not None:
         base_rows = [*base_rows, *_rows_outside(plain.base_rows, base_keys, chosen_keys)]
         log_rows = [*log_rows, *_rows_outside(plain.log_rows, records.log_keys, chosen_keys)]
-    new_base = _drop_deleted(_take(records, schema, base_rows, log_rows))
+    new_base = drop_soft_deleted(_take(records, schema, base_rows, log_rows))
     carry = _take(records, schema, choices.rows["carry b"], choices.rows["carry l"])
     caps = choices.caps
     cap = min(caps) if caps and threshold_ms is not None and min(caps) < threshold_ms else None
@@ -269,7 +270,7 @@ def _choose(
     """The first candidate layout of one key that keeps its snapshot version (see the module doc).
 
     A version flagged `_hoodie_is_deleted` reads as absent, and as the chosen base record it is not written
-    (`_drop_deleted`): a candidate is judged with the base file as it will be, so that a flagged winner that
+    (`drop_soft_deleted`): a candidate is judged with the base file as it will be, so that a flagged winner that
     shadows an older version in the rest is carried in the carry log instead of silently dropped."""
     base, compacted, rest = key.base, key.compacted, key.rest
 
@@ -392,10 +393,3 @@ def _take(records: SliceRecords, schema: pa.Schema, base_rows: list[int], log_ro
     if records.log_rows is not None and log_rows:
         parts.append(records.log_rows.take(pa.array(sorted(log_rows), pa.int64())))
     return pa.concat_tables(parts) if parts else schema.empty_table()
-
-
-def _drop_deleted(table: pa.Table) -> pa.Table:
-    """Records flagged `_hoodie_is_deleted` merge like data but are not written to a base file."""
-    if IS_DELETED_COLUMN not in table.column_names or not table.num_rows:
-        return table
-    return table.filter(pc.invert(pc.fill_null(table.column(IS_DELETED_COLUMN), False)))

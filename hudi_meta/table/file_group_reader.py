@@ -154,6 +154,14 @@ def record_keys(table: pa.Table, spec: MergeSpec, use_meta_column: bool = True) 
     ]
 
 
+def drop_soft_deleted(table: pa.Table) -> pa.Table:
+    """`table` without the records flagged `_hoodie_is_deleted`: they merge like data, but a base file never
+    holds one (Java's writers drop them there; readers of base files alone would show them)."""
+    if IS_DELETED_COLUMN not in table.column_names or not table.num_rows:
+        return table
+    return table.filter(pc.invert(pc.fill_null(table.column(IS_DELETED_COLUMN), False)))
+
+
 def record_key_array(table: pa.Table, spec: MergeSpec) -> pa.Array:
     """`record_keys` as an Arrow string array (the meta column as it is, nulls included)."""
     if spec.populate_meta_fields and RECORD_KEY_COLUMN in table.column_names:

@@ -53,7 +53,7 @@ from hudi_meta.storage.base import Storage
 from hudi_meta.table import bucket_index
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
 from hudi_meta.table.event_time import min_max_epoch_ms
-from hudi_meta.table.file_group_reader import record_keys
+from hudi_meta.table.file_group_reader import drop_soft_deleted, record_keys
 from hudi_meta.table.heartbeat import Heartbeat, HeartbeatConfig, HeartbeatExpiredError
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
@@ -207,7 +207,9 @@ def write_new_file_group(
     file_id: str | None = None,
     schema: pa.Schema | None = None,
 ) -> WriteStat:
-    """Create a file group: a base file `{fileId}_{token}_{instant}.parquet` holding `data`."""
+    """Create a file group: a base file `{fileId}_{token}_{instant}.parquet` holding `data` (less the records
+    flagged `_hoodie_is_deleted`, which a base file never holds)."""
+    data = drop_soft_deleted(data)
     storage = ctx.storage()
     file_id = file_id or new_file_id()
     name = BaseFileName(file_id, UNKNOWN_WRITE_TOKEN, ctx.instant).name

@@ -93,6 +93,21 @@ def test_hudi_rs_reads_what_we_write(tmp_path: Path, query: str) -> None:
         assert len(ids) == 12
 
 
+@pytest.mark.parametrize("query", ["snapshot", "ro"])
+def test_a_base_file_never_holds_a_soft_deleted_record(tmp_path: Path, query: str) -> None:
+    """A record flagged `_hoodie_is_deleted` in a first write is not written (Java's create handle drops it), so a
+    reader of base files alone (hudi-rs's read-optimized read, Hive, Spark on the Parquet) does not show it."""
+    table = create_table(str(tmp_path / "t"), "t", ["id"], "ts", ["region"])
+    data = batch("eu", [1, 2, 3], 1_000).append_column("_hoodie_is_deleted", pa.array([False, True, None]))
+    w = WriteClient(table)
+    w.begin()
+    assert w.write_base_file("region=eu", data).num_writes == 2
+    w.commit("INSERT")
+    ours = rows(HudiTable.open(str(tmp_path / "t")).read(query))
+    assert [r["id"] for r in ours] == ["eu-1", "eu-3"]
+    assert hudi_rs_rows(tmp_path / "t", query) == ours  # before the fix hudi-rs read eu-2 as well
+
+
 def test_write_stats_carry_event_times(tmp_path: Path) -> None:
     table = write_demo(tmp_path / "demo")
     tl = table.timeline
