@@ -28,7 +28,6 @@ import pyarrow.parquet as pq
 from hudi_meta.compaction.layout import plan_layout
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.format.avro_arrow import arrow_to_avro_records
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
@@ -42,7 +41,7 @@ from hudi_meta.format.links import (
     has_carry_log,
     is_exact,
 )
-from hudi_meta.format.log_writer import avro_data_block, delete_block
+from hudi_meta.format.log_writer import arrow_avro_data_block, delete_block
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.config import TableConfig
@@ -225,7 +224,7 @@ def _write_carry_log(
         meta = posixpath.join(ctx.base_path, ".hoodie")
         writer_ctx = WriteContext(ctx.base_path, meta, ctx.props, ctx.instant, ctx.base_uri, ctx.storage_options)
         schema_json = writer_ctx.avro_schema(data.schema)
-        blocks.append(avro_data_block(arrow_to_avro_records(data), schema_json, ctx.instant).data)
+        blocks.append(arrow_avro_data_block(data, schema_json, ctx.instant).data)
     # one delete block per kind of ordering value: the carried deletes come from different writes, and hudi-rs
     # refuses a block whose ordering values mix types (Java's writers never mix them in one block either)
     kinds: dict[str, list[DeleteRecord]] = {}

@@ -274,3 +274,73 @@ def decode_flat_avro(content: bytes, schema_json: str) -> pa.Table | None:
     if not np.array_equal(position, starts + lengths):
         return None
     return pa.Table.from_arrays(columns, schema=layout.schema)
+
+
+# ---- encoding ---------------------------------------------------------------------------------------------
+
+
+def encode_flat_avro(table: pa.Table, schema_json: str) -> bytes | None:
+    """Avro data block content (version 3) of `table` in the flat writer schema `schema_json`, built column by
+    column: byte for byte what fastavro writes record by record (canonical varints, UTF-8, little-endian
+    floats). None when the schema is not flat or a column is missing, has another type than the schema's
+    Arrow type, or holds a null in a field that is not nullable: the record-by-record encoder handles those."""
+    layout = flat_layout(schema_json)
+    if layout is None or not table.num_rows:
+        return None
+    arrays: list[pa.Array] = []
+    for field in layout.fields:
+        if field.name not in table.column_names or table.schema.field(field.name).type != field.arrow_type:
+            return None
+        array = table.column(field.name).combine_chunks().cast(_PHYSICAL[field.physical])
+        if field.null_index is None and array.null_count:
+            return None
+        arrays.append(array)
+    n = table.num_rows
+    field_sizes = [
+        _value_sizes(a, f.physical) + (f.null_index is not None) for f, a in zip(layout.fields, arrays, strict=True)
+    ]
+    lengths = np.sum(field_sizes, axis=0, dtype=np.int64) if field_sizes else np.zeros(n, np.int64)
+    starts = 8 + np.concatenate([[0], np.cumsum(4 + lengths)[:-1]])  # each record's length prefix
+    out = np.zeros(8 + int((4 + lengths).sum()), np.uint8)
+    out[:8] = np.frombuffer(struct.pack(">ii", 3, n), np.uint8)
+    out[starts[:, None] + np.arange(4)] = lengths.astype(">i4").view(np.uint8).reshape(n, 4)
+    position = starts + 4
+    for field, array, sizes in zip(layout.fields, arrays, field_sizes, strict=True):
+        valid = _valid(array)
+        if field.null_index is not None:
+            out[position] = np.where(valid, 1 - field.null_index, field.null_index) * 2
+        value_at = (position + (field.null_index is not None))[valid]
+        _put_values(out, value_at, array.drop_null() if array.null_count else array, field.physical)
+        position = position + sizes
+    return out.tobytes()
+
+
+def _put_values(out: np.ndarray, at: np.ndarray, values: pa.Array, physical: str) -> None:
+    """Write the encodings of `values` (no nulls) into `out`, the i-th at `at[i]`."""
+    if physical == "boolean":
+        out[at] = _numpy(values).astype(np.uint8)
+    elif physical in ("float", "double"):
+        width = _FIXED_SIZE[physical]
+        raw = _numpy(values).astype("<f4" if width == 4 else "<f8").view(np.uint8).reshape(-1, width)
+        out[at[:, None] + np.arange(width)] = raw
+    elif physical in ("string", "bytes"):
+        offsets = np.frombuffer(values.buffers()[1], np.int32, len(values) + 1, values.offset * 4).astype(np.int64)
+        lengths = np.diff(offsets)
+        data_at = at + _put_varints(out, at, (lengths << 1).astype(np.uint64))
+        data = np.frombuffer(values.buffers()[2], np.uint8, int(offsets[-1] - offsets[0]), int(offsets[0]))
+        first = np.repeat(data_at - (offsets[:-1] - offsets[0]), lengths)  # per data byte: where its value goes
+        out[first + np.arange(len(data))] = data
+    else:
+        ints = _numpy(values.cast(pa.int64())).astype(np.int64)
+        _put_varints(out, at, ((ints << 1) ^ (ints >> 63)).view(np.uint64))
+
+
+def _put_varints(out: np.ndarray, at: np.ndarray, zigzagged: np.ndarray) -> np.ndarray:
+    """Write the canonical varint of each zigzag-encoded value at `at`; returns their sizes."""
+    sizes = _varint_sizes(zigzagged)
+    for k in range(int(sizes.max()) if len(sizes) else 0):
+        here = sizes > k
+        byte = (zigzagged[here] >> np.uint64(7 * k)) & np.uint64(0x7F)
+        more = (sizes[here] > k + 1).astype(np.uint64) << np.uint64(7)
+        out[at[here] + k] = (byte | more).astype(np.uint8)
+    return sizes

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_meta.errors import HudiMetaError, UnsupportedTableError
-from hudi_meta.format.avro_arrow import arrow_to_avro_record, arrow_to_avro_records
+from hudi_meta.format.avro_arrow import arrow_to_avro_record
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
@@ -43,7 +43,7 @@ from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.log_writer import (
     EncodedBlock,
     append_blocks,
-    avro_data_block,
+    arrow_avro_data_block,
     delete_block,
     parquet_data_block,
 )
@@ -272,7 +272,7 @@ def append_to_file_group(
             if block_format == "parquet":
                 blocks.append(parquet_data_block(rows, schema_json, ctx.instant, mark))
             else:
-                blocks.append(avro_data_block(arrow_to_avro_records(rows), schema_json, ctx.instant, mark))
+                blocks.append(arrow_avro_data_block(rows, schema_json, ctx.instant, mark))
         if deletes:
             blocks.append(delete_block(deletes, ctx.instant))
         return blocks
