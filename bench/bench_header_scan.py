@@ -7,7 +7,9 @@ event-time long, INSTANT_TIME + SCHEMA + MIN_EVENT_TIME headers) is written into
 timed and printed but not part of the measurement. Then, in this same process, best of `--runs` each:
 
 - header scan: `read_blocks` (framing, corrupt-block detection and header maps; no content is decoded).
-- full decode: `read_blocks`, then `read_content` + `decode_avro_records` for every block.
+- full decode: `read_blocks`, then `read_content` + `decode_avro_records` for every block (record by record).
+- reader's decode: `read_blocks`, then `read_content` + `decode_data_block` (Arrow; columnar for this flat
+  schema, see hudi_meta/format/avro_columnar.py), what the file-group reader and the compaction do.
 
 Figures only: the script checks what each mode read (block and record counts), never how long it took.
 Wall times depend on the machine and its page cache (the file was just written, so reads are warm);
@@ -28,7 +30,7 @@ import pyarrow as pa
 from timing import measure
 from workspace import bench_parser, work_dir
 
-from hudi_meta.format.block_content import decode_avro_records
+from hudi_meta.format.block_content import decode_avro_records, decode_data_block
 from hudi_meta.format.log_reader import read_blocks, read_content
 from hudi_meta.format.log_writer import EncodedBlock, append_blocks, avro_data_block
 from hudi_meta.storage import LocalStorage
@@ -104,6 +106,14 @@ def full_decode(storage: LocalStorage, path: str) -> tuple[int, int]:
     return len(blocks), records
 
 
+def reader_decode(storage: LocalStorage, path: str) -> tuple[int, int]:
+    blocks = read_blocks(storage, path)
+    records = 0
+    for block in blocks:
+        records += decode_data_block(block, read_content(storage, path, block)).num_rows
+    return len(blocks), records
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = bench_parser(__doc__, keep="write the log file into DIR and keep it", runs=3)
     parser.add_argument("--blocks", type=int, default=10_000, help="Avro data blocks in the log file")
@@ -118,14 +128,17 @@ def main(argv: list[str] | None = None) -> int:
         storage = LocalStorage()
         scan, (scan_blocks, with_met) = measure(lambda: header_scan(storage, path), args.runs)
         full, (full_blocks, full_records) = measure(lambda: full_decode(storage, path), args.runs)
+        arrow, arrow_counts = measure(lambda: reader_decode(storage, path), args.runs)
         # What each mode read (not how long it took).
-        if (scan_blocks, with_met, full_blocks, full_records) != (
+        if (scan_blocks, with_met, full_blocks, full_records, *arrow_counts) != (
             args.blocks,
             args.blocks,
             args.blocks,
             total_records,
+            args.blocks,
+            total_records,
         ):
-            print(f"unexpected counts: {scan_blocks=} {with_met=} {full_blocks=} {full_records=}")
+            print(f"unexpected counts: {scan_blocks=} {with_met=} {full_blocks=} {full_records=} {arrow_counts=}")
             return 1
 
         mb = size / 1e6
@@ -142,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [
             ("header scan (read_blocks)", scan),
             ("full decode (+read_content, decode_avro_records)", full),
+            ("reader's decode (+read_content, decode_data_block)", arrow),
         ]
         width = max(len(name) for name, _ in rows)
         print(f"{'mode':<{width}}  {'best s':>8}  {'median s':>8}  {'blocks/s':>10}  {'MB/s':>8}")
@@ -150,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<{width}}  {t.best:>8.3f}  {t.median:>8.3f}  {rates}")
         print()
         print(f"ratio header-scan / full-decode (blocks/s): {full.best / scan.best:.1f}x")
+        print(f"ratio header-scan / reader's decode (blocks/s): {arrow.best / scan.best:.1f}x")
+        print(f"reader's decode / full decode (blocks/s): {full.best / arrow.best:.2f}x")
         return 0
 
 
