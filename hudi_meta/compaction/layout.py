@@ -37,14 +37,14 @@ from hudi_meta.table.event_time import to_epoch_ms
 from hudi_meta.table.file_group_reader import (
     IS_DELETED_COLUMN,
     LogRecord,
-    MergedSlice,
+    MergedRows,
     MergeMode,
     MergeSpec,
     SliceRecords,
     drop_soft_deleted,
     is_natural_order,
     log_replaces,
-    merge_slice,
+    merge_rows,
     ordering_values,
     record_key_array,
     record_keys,
@@ -134,10 +134,10 @@ def plan_layout(
         return SliceLayout(empty, empty, ())
     base = records.base
     base_keys = _keys(base, spec)
-    plain: MergedSlice | None = None
+    plain: MergedRows | None = None
     chosen_keys: pa.Array | None = None  # the keys `_choose` decides (None: every key)
     if not exact and pc.count_distinct(base_keys).as_py() == len(base_keys):  # one base record per key, as W has
-        plain = merge_slice(records, spec)
+        plain = merge_rows(records, spec)
         rest_keys = rest.log_keys if rest is not None else pa.array([], pa.string())
         rest_keys = pa.concat_arrays([rest_keys, pa.array(_delete_keys(rest), pa.string())])
         ours = pa.concat_arrays([base_keys, records.log_keys, pa.array(_delete_keys(records), pa.string())])

@@ -338,14 +338,50 @@ def merge_slice(
     keep_log: Callable[[LogRecord], bool] | None = None,
 ) -> MergedSlice:
     """Merge base and log records by `spec.merge_mode`; `keep_base` (a boolean mask over the base records) and
-    `keep_log` leave records out before merging (exact mode merges only the records at or before T).
+    `keep_log` leave records out before merging (exact mode merges only the records at or before T)."""
+    schema = records.schema
+    rows = merge_rows(records, spec, keep_base, keep_log)
+    if schema is None:
+        return MergedSlice(pa.table({}), rows.base_rows, rows.log_rows, rows.deletes)
+    base_rows, log_rows = rows.base_rows, rows.log_rows
+    parts: list[pa.Table] = []
+    if records.base is not None:
+        parts.append(records.base.take(base_rows))
+    if len(log_rows) and records.log_rows is not None:
+        parts.append(records.log_rows.take(log_rows))
+    merged = pa.concat_tables(parts) if parts else schema.empty_table()
+    if IS_DELETED_COLUMN in merged.column_names and merged.num_rows:
+        live = pc.invert(pc.fill_null(merged.column(IS_DELETED_COLUMN), False)).combine_chunks()
+        if not pc.all(live).as_py():
+            n_base = len(base_rows)
+            merged = merged.filter(live)
+            base_rows = base_rows.filter(live.slice(0, n_base))
+            log_rows = log_rows.filter(live.slice(n_base))
+    return MergedSlice(merged, base_rows, log_rows, rows.deletes)
+
+
+@dataclass(frozen=True)
+class MergedRows:
+    """Which records a merge keeps, before records flagged `_hoodie_is_deleted` are dropped."""
+
+    base_rows: pa.Array  # int64 indices into `SliceRecords.base`, ascending
+    log_rows: pa.Array  # int64 indices into `SliceRecords.log_rows`, ascending
+    deletes: dict[str, LogRecord]  # keys whose log winner is a delete, with that delete
+
+
+def merge_rows(
+    records: SliceRecords,
+    spec: MergeSpec,
+    keep_base: pa.Array | None = None,
+    keep_log: Callable[[LogRecord], bool] | None = None,
+) -> MergedRows:
+    """`merge_slice` without building the merged table (a compaction takes the rows itself).
 
     A key with one log record, a data record, merges in Arrow (`_columnar_winners`); the others, and every
     key when `keep_log` is given, fold record by record in log order."""
     empty = pa.array([], type=pa.int64())
-    schema = records.schema
-    if schema is None:
-        return MergedSlice(pa.table({}), empty, empty, {})
+    if records.schema is None:
+        return MergedRows(empty, empty, {})
     mode = spec.merge_mode
     base = records.base
     columnar = _columnar_winners(records, spec) if keep_log is None else None
@@ -360,7 +396,7 @@ def merge_slice(
     log_rows: list[int] = []  # the log rows kept
     base_rows = empty
     if base is not None and base.num_rows:
-        keep = keep_base if keep_base is not None else pa.array([True] * base.num_rows, pa.bool_())
+        keep = keep_base if keep_base is not None else pa.array(np.ones(base.num_rows, bool))
         keys = record_key_array(base, spec)
         if winners:
             keep = pc.and_(keep, _base_rows_kept(base, keys, keep, winners, spec))
@@ -372,28 +408,14 @@ def merge_slice(
         log_rows.extend(columnar.rows.to_pylist())
     log_rows.extend(w.row for w in winners.values() if w.row is not None)
     deletes = {k: w for k, w in winners.items() if w.is_delete}
-    log_row_array = pa.array(sorted(log_rows), type=pa.int64())
-    parts: list[pa.Table] = []
-    if base is not None:
-        parts.append(base.take(base_rows))
-    if len(log_row_array) and records.log_rows is not None:
-        parts.append(records.log_rows.take(log_row_array))
-    merged = pa.concat_tables(parts) if parts else schema.empty_table()
-    if IS_DELETED_COLUMN in merged.column_names and merged.num_rows:
-        live = pc.invert(pc.fill_null(merged.column(IS_DELETED_COLUMN), False)).combine_chunks()
-        if not pc.all(live).as_py():
-            n_base = len(base_rows)
-            merged = merged.filter(live)
-            base_rows = base_rows.filter(live.slice(0, n_base))
-            log_row_array = log_row_array.filter(live.slice(n_base))
-    return MergedSlice(merged, base_rows, log_row_array, deletes)
+    return MergedRows(base_rows, pa.array(sorted(log_rows), type=pa.int64()), deletes)
 
 
 def _base_rows_kept(
     base: pa.Table, keys: pa.Array, keep: pa.Array, winners: dict[str, LogRecord], spec: MergeSpec
 ) -> pa.Array:
     """Mask of the base rows no folded winner replaces; a winner that loses to its base record leaves `winners`."""
-    mask = [True] * base.num_rows
+    mask = np.ones(base.num_rows, bool)
     touched = pc.and_(keep, pc.is_in(keys, value_set=pa.array(list(winners), type=pa.string())))
     rows = pc.indices_nonzero(touched).to_pylist()
     if rows:
@@ -404,7 +426,7 @@ def _base_rows_kept(
                 mask[i] = False
             else:
                 del winners[key]  # the base record stays: the log record is dropped
-    return pa.array(mask, pa.bool_())
+    return pa.array(mask)
 
 
 @dataclass(frozen=True)
