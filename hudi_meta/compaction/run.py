@@ -26,9 +26,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_meta.compaction.layout import plan_layout
+from hudi_meta.compaction.stream import stream_new_base_file, with_file_name
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.format.block_content import DeleteRecord
+from hudi_meta.format.block_content import DeleteRecord, conform
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
 from hudi_meta.format.links import (
@@ -45,7 +46,16 @@ from hudi_meta.format.log_writer import arrow_avro_data_block, delete_block
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.config import TableConfig
-from hudi_meta.table.file_group_reader import MergeMode, MergeSpec, ReadStats, is_natural_order, read_slice_records
+from hudi_meta.table.file_group_reader import (
+    MergeMode,
+    MergeSpec,
+    ReadStats,
+    SliceRecords,
+    base_file_errors,
+    is_natural_order,
+    read_base_file,
+    read_slice_records,
+)
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant
 from hudi_meta.table.preconditions import check_compactable
@@ -53,7 +63,6 @@ from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.writer import WriteContext
 
-FILE_NAME_COLUMN = "_hoodie_file_name"
 CRASH_AT_ENV = "HUDI_META_CRASH_AT"  # failure injection for crash tests: kill -9 this process at a named step
 CRASH_POINTS = ("after-base-file", "after-link", "before-commit")
 _crash = CrashPoints(CRASH_AT_ENV, CRASH_POINTS)
@@ -117,65 +126,70 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
     stats = ReadStats()
     config = TableConfig(ctx.props)
     spec = config.merge_spec()
-    records = read_slice_records(
-        storage,
-        ctx.base_path,
-        rel(op.data_file_path) if op.data_file_path else None,
-        [rel(n) for n in op.delta_file_paths],
-        spec,
-        ctx.visible,
-        stats,
+    base_file = posixpath.join(ctx.base_path, rel(op.data_file_path)) if op.data_file_path else None
+    schema = None
+    if base_file is not None:
+        with base_file_errors(base_file), storage.open_arrow(base_file) as f:
+            schema = pq.read_schema(f)
+    logs = read_slice_records(
+        storage, ctx.base_path, None, [rel(n) for n in op.delta_file_paths], spec, ctx.visible, stats, schema
     )
     rest = None
     if order_sensitive(spec):  # the rest of the slice decides which layout keeps the snapshot
         rest_files = [rel(n) for n in _rest_log_files(storage, directory, op, ctx)]
-        rest = read_slice_records(storage, ctx.base_path, None, rest_files, spec, ctx.committed, schema=records.schema)
-    layout = plan_layout(
-        records,
-        rest,
-        spec,
-        partition,
-        exact=ctx.exact,
-        carry_allowed=ctx.carry,
-        event_time_field=config.event_time_field,
-        threshold_ms=ctx.threshold_ms,
-    )
-    if layout.inexact_keys:
-        log.warning(
-            "compaction %s, file group %s: %d keys are not exact (the version as of T cannot sit under the later "
-            "ones by the table's merge rules): %s",
-            ctx.instant,
-            op.file_id,
-            len(layout.inexact_keys),
-            ", ".join(layout.inexact_keys[:5]),
-        )
+        rest = read_slice_records(storage, ctx.base_path, None, rest_files, spec, ctx.committed, schema=logs.schema)
+    name = BaseFileName(op.file_id, UNKNOWN_WRITE_TOKEN, ctx.instant).name
+    path = posixpath.join(directory, name)
     # an earlier attempt's base file and carry log are rewritten, not reused: writes appended into the slice
     # since then can change the layout that keeps the snapshot (no reader reads them before the commit)
     carry_path = posixpath.join(directory, carry_log_name(op.file_id, ctx.instant))
-    if storage.exists(carry_path):
-        storage.delete(carry_path)
-    if layout.carry.num_rows or layout.carry_deletes:
-        _write_carry_log(ctx, storage, directory, op, layout.carry, layout.carry_deletes)
-    base_records = layout.base
-    name = BaseFileName(op.file_id, UNKNOWN_WRITE_TOKEN, ctx.instant).name
-    path = posixpath.join(directory, name)
-    if FILE_NAME_COLUMN in base_records.column_names:
-        idx = base_records.column_names.index(FILE_NAME_COLUMN)
-        base_records = base_records.set_column(
-            idx, FILE_NAME_COLUMN, pa.array([name] * base_records.num_rows, pa.string())
+    for earlier in (carry_path, path):
+        if storage.exists(earlier):
+            storage.delete(earlier)
+    num_writes = None
+    if base_file is not None and not ctx.exact and logs.schema is not None:  # a plain merge, nothing carried
+        num_writes = stream_new_base_file(storage, base_file, logs, rest, spec, path)
+    if num_writes is None:
+        base = read_base_file(storage, base_file) if base_file is not None else None
+        if base is not None and logs.schema is not None:
+            base = conform(base, logs.schema)
+        records = SliceRecords(logs.schema, base, logs.log_rows, logs.parts, logs.log_keys, spec)
+        layout = plan_layout(
+            records,
+            rest,
+            spec,
+            partition,
+            exact=ctx.exact,
+            carry_allowed=ctx.carry,
+            event_time_field=config.event_time_field,
+            threshold_ms=ctx.threshold_ms,
         )
-    if storage.exists(path):
-        storage.delete(path)
-    sink = pa.BufferOutputStream()
-    pq.write_table(base_records, sink)
-    storage.create_atomic(path, sink.getvalue().to_pybytes())
+        if layout.inexact_keys:
+            log.warning(
+                "compaction %s, file group %s: %d keys are not exact (the version as of T cannot sit under the "
+                "later ones by the table's merge rules): %s",
+                ctx.instant,
+                op.file_id,
+                len(layout.inexact_keys),
+                ", ".join(layout.inexact_keys[:5]),
+            )
+        if layout.carry.num_rows or layout.carry_deletes:
+            _write_carry_log(ctx, storage, directory, op, layout.carry, layout.carry_deletes)
+        base_records = with_file_name(layout.base, name)
+        sink = pa.BufferOutputStream()
+        pq.write_table(base_records, sink)
+        storage.create_atomic(path, sink.getvalue().to_pybytes())
+        num_writes = base_records.num_rows
+        inexact, cap = len(layout.inexact_keys), layout.threshold_cap_ms
+    else:
+        inexact, cap = 0, None
     _crash_point("after-base-file")
     size = storage.size(path)
     stat = WriteStat(
         file_id=op.file_id,
         path=rel(name),
         prev_commit=op.base_instant_time or "null",
-        num_writes=base_records.num_rows,
+        num_writes=num_writes,
         num_update_writes=stats.log_records,
         total_write_bytes=size,
         partition_path=partition,
@@ -188,7 +202,7 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
         total_rollback_blocks=stats.rollback_blocks,
         file_size_in_bytes=size,
     )
-    return stat, len(layout.inexact_keys), layout.threshold_cap_ms
+    return stat, inexact, cap
 
 
 def order_sensitive(spec: MergeSpec) -> bool:

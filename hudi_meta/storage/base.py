@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import posixpath
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -83,6 +86,15 @@ class Storage(ABC):
     @abstractmethod
     def create_atomic(self, path: str, data: bytes) -> None:
         """Create `path` with `data` all at once; raise FileExistsError if it exists."""
+
+    @contextmanager
+    def create_atomic_stream(self, path: str) -> Iterator[BinaryIO]:
+        """Create `path` from what is written to the yielded file, all at once when the block ends without an
+        error (FileExistsError if it exists then); nothing is created if it raises. Here: in memory, then
+        `create_atomic`; a store that can write a file in pieces keeps memory flat."""
+        buffer = io.BytesIO()
+        yield buffer
+        self.create_atomic(path, buffer.getvalue())
 
     @abstractmethod
     def replace_atomic(self, path: str, data: bytes) -> None:

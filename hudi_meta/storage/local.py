@@ -6,6 +6,7 @@ import contextlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from typing import BinaryIO
 
 import pyarrow as pa
@@ -76,6 +77,22 @@ class LocalStorage(Storage):
         finally:
             os.unlink(tmp)
         _fsync_dir(os.path.dirname(path))
+
+    @contextlib.contextmanager
+    def create_atomic_stream(self, path: str) -> Iterator[BinaryIO]:
+        directory = os.path.dirname(path)
+        os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
+        try:
+            with open(tmp, "wb") as f:
+                yield f
+                f.flush()
+                os.fsync(f.fileno())
+            os.link(tmp, path)  # fails with FileExistsError instead of overwriting
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        _fsync_dir(directory)
 
     def replace_atomic(self, path: str, data: bytes) -> None:
         tmp = self._write_temp(path, data)

@@ -13,7 +13,8 @@ base record. A record with `_hoodie_is_deleted = true` that wins is a delete.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -266,10 +267,16 @@ def _decode_logs(
 
 
 def read_base_file(storage: Storage, path: str, columns: Sequence[str] | None = None) -> pa.Table:
+    with base_file_errors(path), storage.open_arrow(path) as f:
+        # one file, read whole: no dataset layer and no pre-buffering IO threads (3x faster on small files)
+        return pq.ParquetFile(f, pre_buffer=False).read(columns=list(columns) if columns else None)
+
+
+@contextmanager
+def base_file_errors(path: str) -> Iterator[None]:
+    """Turn a failure to read the base file `path` into one CorruptFileError line naming it."""
     try:
-        with storage.open_arrow(path) as f:
-            # one file, read whole: no dataset layer and no pre-buffering IO threads (3x faster on small files)
-            return pq.ParquetFile(f, pre_buffer=False).read(columns=list(columns) if columns else None)
+        yield
     except (pa.ArrowException, OSError) as e:
         first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CorruptFileError(f"unreadable base file {path}: {first_line}") from e
@@ -375,40 +382,62 @@ def merge_rows(
     keep_base: pa.Array | None = None,
     keep_log: Callable[[LogRecord], bool] | None = None,
 ) -> MergedRows:
-    """`merge_slice` without building the merged table (a compaction takes the rows itself).
-
-    A key with one log record, a data record, merges in Arrow (`_columnar_winners`); the others, and every
-    key when `keep_log` is given, fold record by record in log order."""
+    """`merge_slice` without building the merged table (a compaction takes the rows itself)."""
     empty = pa.array([], type=pa.int64())
     if records.schema is None:
         return MergedRows(empty, empty, {})
-    mode = spec.merge_mode
-    base = records.base
-    columnar = _columnar_winners(records, spec) if keep_log is None else None
-    folded = records.log_records if columnar is None else columnar.folded
-    winners: dict[str, LogRecord] = {}
-    for r in folded:
-        if keep_log is not None and not keep_log(r):
-            continue
-        old = winners.get(r.key)
-        if old is None or log_replaces(r, old, mode):
-            winners[r.key] = r
-    log_rows: list[int] = []  # the log rows kept
+    merge = LogMerge(records, spec, keep_log)
     base_rows = empty
-    if base is not None and base.num_rows:
-        keep = keep_base if keep_base is not None else pa.array(np.ones(base.num_rows, bool))
-        keys = record_key_array(base, spec)
-        if winners:
-            keep = pc.and_(keep, _base_rows_kept(base, keys, keep, winners, spec))
-        if columnar is not None:
-            keep, lost = _merge_with_base(records, keys, keep, columnar.rows, spec)
-            log_rows.extend(columnar.rows.filter(pc.invert(lost)).to_pylist())
-        base_rows = pc.indices_nonzero(keep).cast(pa.int64())
-    elif columnar is not None:
-        log_rows.extend(columnar.rows.to_pylist())
-    log_rows.extend(w.row for w in winners.values() if w.row is not None)
-    deletes = {k: w for k, w in winners.items() if w.is_delete}
-    return MergedRows(base_rows, pa.array(sorted(log_rows), type=pa.int64()), deletes)
+    if records.base is not None and records.base.num_rows:
+        base_rows = pc.indices_nonzero(merge.merge_base(records.base, keep_base)).cast(pa.int64())
+    return MergedRows(base_rows, merge.log_rows(), merge.deletes())
+
+
+class LogMerge:
+    """The log side of a slice's merge, folded once; base records then merge against it, the whole base file
+    at once or batch after batch in file order (a compaction streams a large base file), with the same result.
+
+    A key with one log record, a data record, merges in Arrow (`_columnar_winners`); the others, and every key
+    when `keep_log` is given, fold record by record in log order. `records.base` is not read."""
+
+    def __init__(
+        self, records: SliceRecords, spec: MergeSpec, keep_log: Callable[[LogRecord], bool] | None = None
+    ) -> None:
+        self.records, self.spec = records, spec
+        self.columnar = _columnar_winners(records, spec) if keep_log is None else None
+        folded = records.log_records if self.columnar is None else self.columnar.folded
+        self.winners: dict[str, LogRecord] = {}
+        for r in folded:
+            if keep_log is not None and not keep_log(r):
+                continue
+            old = self.winners.get(r.key)
+            if old is None or log_replaces(r, old, spec.merge_mode):
+                self.winners[r.key] = r
+        self.lost = np.zeros(len(self.columnar.rows) if self.columnar is not None else 0, bool)
+
+    def merge_base(self, base: pa.Table, keep: pa.Array | None = None) -> pa.Array:
+        """The mask of `base`'s rows (the next batch of base records) the merge keeps; `keep` leaves rows out."""
+        keep = keep if keep is not None else pa.array(np.ones(base.num_rows, bool))
+        if not base.num_rows:
+            return keep
+        keys = record_key_array(base, self.spec)
+        if self.winners:
+            keep = pc.and_(keep, _base_rows_kept(base, keys, keep, self.winners, self.spec))
+        if self.columnar is not None and len(self.columnar.rows):
+            keep, lost = _merge_with_base(self.records, base, keys, keep, self.columnar.rows, self.spec)
+            self.lost |= lost
+        return keep
+
+    def log_rows(self) -> pa.Array:
+        """The log rows the merge keeps (after every base batch merged), ascending."""
+        rows = [w.row for w in self.winners.values() if w.row is not None]
+        if self.columnar is not None:
+            rows.extend(self.columnar.rows.filter(pa.array(~self.lost)).to_pylist())
+        return pa.array(sorted(rows), type=pa.int64())
+
+    def deletes(self) -> dict[str, LogRecord]:
+        """Keys whose log winner is a delete, with that delete."""
+        return {k: w for k, w in self.winners.items() if w.is_delete}
 
 
 def _base_rows_kept(
@@ -472,20 +501,20 @@ def _columnar_winners(records: SliceRecords, spec: MergeSpec) -> _ColumnarWinner
 
 
 def _merge_with_base(
-    records: SliceRecords, keys: pa.Array, keep: pa.Array, rows: pa.Array, spec: MergeSpec
-) -> tuple[pa.Array, pa.Array]:
-    """`keep` less the base rows that the log rows `rows` (each its key's only log record) replace, and the mask
-    over `rows` of those their base record beats: `replaces_base` for data records, in Arrow.
+    records: SliceRecords, base: pa.Table, keys: pa.Array, keep: pa.Array, rows: pa.Array, spec: MergeSpec
+) -> tuple[pa.Array, np.ndarray]:
+    """`keep` less the rows of `base` that the log rows `rows` (each its key's only log record) replace, and the
+    mask over `rows` of those their base record beats: `replaces_base` for data records, in Arrow.
 
     Under ordering, a null on either side replaces, as in `_at_least`; `_comparable_in_arrow` makes sure Arrow's
     `>=` is Python's on these types."""
-    assert records.base is not None and records.log_rows is not None
-    base, log = records.base, records.log_rows
+    assert records.log_rows is not None
+    log = records.log_rows
     winner_of = pc.index_in(keys, value_set=pc.take(records.log_keys, rows))  # per base row: index into rows
     matched = pc.indices_nonzero(pc.and_(keep, pc.is_valid(winner_of)))
     lost = np.zeros(len(rows), bool)
     if not len(matched):
-        return keep, pa.array(lost)
+        return keep, lost
     winner = pc.take(winner_of, matched)
     ordering = spec.ordering_field
     by_ordering = spec.merge_mode in (MergeMode.DEFAULT_PAYLOAD, MergeMode.EVENT_TIME_ORDERING)
@@ -498,4 +527,4 @@ def _merge_with_base(
     kept = np.asarray(keep.to_numpy(zero_copy_only=False), bool).copy()
     kept[np.asarray(matched)[replaced]] = False
     lost[np.asarray(winner)[~replaced]] = True
-    return pa.array(kept), pa.array(lost)
+    return pa.array(kept), lost

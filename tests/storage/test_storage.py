@@ -37,6 +37,24 @@ def test_create_atomic_refuses_overwrite(store: tuple[Storage, str]) -> None:
     assert [i.name for i in s.list_dir(f"{root}/d")] == ["f"]
 
 
+def test_create_atomic_stream_creates_whole_or_nothing(store: tuple[Storage, str]) -> None:
+    """A file written in pieces appears at the end, complete; an error inside leaves nothing (no temp file either);
+    an existing name is refused and kept."""
+    s, root = store
+    path = f"{root}/d/f"
+    with s.create_atomic_stream(path) as f:
+        f.write(b"one ")
+        f.write(b"two")
+    assert s.read_bytes(path) == b"one two"
+    with pytest.raises(FileExistsError), s.create_atomic_stream(path) as f:
+        f.write(b"three")
+    assert s.read_bytes(path) == b"one two"
+    with pytest.raises(RuntimeError), s.create_atomic_stream(f"{root}/d/g") as f:
+        f.write(b"half")
+        raise RuntimeError("the writer gave up")
+    assert [i.name for i in s.list_dir(f"{root}/d")] == ["f"]
+
+
 def test_append_read_range_delete(store: tuple[Storage, str]) -> None:
     s, root = store
     path = f"{root}/log"

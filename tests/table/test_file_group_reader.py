@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,11 +22,13 @@ from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.table.file_group_reader import (
     IS_DELETED_COLUMN,
     RECORD_KEY_COLUMN,
+    LogMerge,
     LogPart,
     MergedSlice,
     MergeMode,
     MergeSpec,
     SliceRecords,
+    merge_rows,
     merge_slice,
     record_key_array,
 )
@@ -110,3 +113,28 @@ def test_columnar_merge_equals_the_fold(case: tuple[SliceRecords, MergeSpec, pa.
     records, spec, keep_base = case
     oracle = merge_slice(records, spec, keep_base, keep_log=lambda _: True)
     assert summary(merge_slice(records, spec, keep_base)) == summary(oracle)
+
+
+@settings(max_examples=800, deadline=None)
+@given(slices(), st.data())
+def test_merging_the_base_batch_by_batch_gives_the_same_rows(
+    case: tuple[SliceRecords, MergeSpec, pa.Array | None], data: st.DataObject
+) -> None:
+    """A compaction streams a large base file through `LogMerge` in batches; the rows kept must be those the
+    whole-file merge keeps (record keys are unique in a base file, as the generator makes them)."""
+    records, spec, keep_base = case
+    whole = merge_rows(records, spec, keep_base)
+    base = records.base
+    if base is None or records.schema is None:
+        return
+    cuts = sorted(data.draw(st.lists(st.integers(0, base.num_rows), max_size=4)))
+    bounds = list(zip([0, *cuts], [*cuts, base.num_rows], strict=True))
+    merge = LogMerge(records, spec)
+    masks = [
+        merge.merge_base(base.slice(a, b - a), keep_base.slice(a, b - a) if keep_base is not None else None)
+        for a, b in bounds
+    ]
+    kept = pa.concat_arrays([m for m in masks if len(m)]) if any(len(m) for m in masks) else pa.array([], pa.bool_())
+    assert pc.indices_nonzero(kept).to_pylist() == whole.base_rows.to_pylist()
+    assert merge.log_rows().to_pylist() == whole.log_rows.to_pylist()
+    assert merge.deletes().keys() == whole.deletes.keys()
