@@ -38,15 +38,20 @@ class LocalStorage(Storage):
             return []
         infos = []
         for e in entries:
-            target = None
-            if e.is_symlink():
-                target = os.path.join(path, os.readlink(e.path))
-                size = os.stat(e.path).st_size if os.path.exists(e.path) else 0
-                infos.append(FileInfo(e.path, size, False, os.path.normpath(target)))
-                continue
-            st = e.stat()
-            infos.append(FileInfo(e.path, st.st_size, e.is_dir(), target))
+            # an entry gone since the scan (another task's temp file, say) is left out: a listing is not a
+            # snapshot anyway, and the entry would have been missed had the scan come a moment later
+            with contextlib.suppress(FileNotFoundError):
+                infos.append(self._info(path, e))
         return sorted(infos, key=lambda i: i.path)
+
+    @staticmethod
+    def _info(directory: str, e: os.DirEntry[str]) -> FileInfo:
+        if e.is_symlink():
+            target = os.path.join(directory, os.readlink(e.path))
+            size = os.stat(e.path).st_size if os.path.exists(e.path) else 0
+            return FileInfo(e.path, size, False, os.path.normpath(target))
+        st = e.stat()
+        return FileInfo(e.path, st.st_size, e.is_dir(), None)
 
     def size(self, path: str) -> int:
         return os.stat(path).st_size

@@ -55,6 +55,24 @@ def test_create_atomic_stream_creates_whole_or_nothing(store: tuple[Storage, str
     assert [i.name for i in s.list_dir(f"{root}/d")] == ["f"]
 
 
+def test_a_local_listing_leaves_out_a_file_removed_while_it_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark tasks compact file groups of one partition at once: one lists the directory while another's temp
+    file is linked and removed. The listing skips the vanished entry instead of failing the task."""
+    (tmp_path / "keep").write_bytes(b"k")
+    (tmp_path / ".f.parquet.0123.tmp").write_bytes(b"t")
+    scandir = os.scandir
+
+    def scan_then_remove(path: str) -> list[os.DirEntry[str]]:
+        entries = list(scandir(path))
+        (tmp_path / ".f.parquet.0123.tmp").unlink()  # the other task finished between scan and stat
+        return entries
+
+    monkeypatch.setattr(os, "scandir", scan_then_remove)
+    assert [i.name for i in LocalStorage().list_dir(str(tmp_path))] == ["keep"]
+
+
 def test_append_read_range_delete(store: tuple[Storage, str]) -> None:
     s, root = store
     path = f"{root}/log"
