@@ -353,9 +353,9 @@ def merge_slice(
     base_rows, log_rows = rows.base_rows, rows.log_rows
     parts: list[pa.Table] = []
     if records.base is not None:
-        parts.append(records.base.take(base_rows))
+        parts.append(_rows(records.base, base_rows))
     if len(log_rows) and records.log_rows is not None:
-        parts.append(records.log_rows.take(log_rows))
+        parts.append(_rows(records.log_rows, log_rows))
     merged = pa.concat_tables(parts) if parts else schema.empty_table()
     if IS_DELETED_COLUMN in merged.column_names and merged.num_rows:
         live = pc.invert(pc.fill_null(merged.column(IS_DELETED_COLUMN), False)).combine_chunks()
@@ -365,6 +365,12 @@ def merge_slice(
             base_rows = base_rows.filter(live.slice(0, n_base))
             log_rows = log_rows.filter(live.slice(n_base))
     return MergedSlice(merged, base_rows, log_rows, rows.deletes)
+
+
+def _rows(table: pa.Table, rows: pa.Array) -> pa.Table:
+    """`table.take(rows)` for ascending `rows`; every row is the table itself (no copy: a read-optimized read
+    and an untouched base file keep all)."""
+    return table if len(rows) == table.num_rows else table.take(rows)
 
 
 @dataclass(frozen=True)
