@@ -138,9 +138,8 @@ def plan_layout(
     chosen_keys: pa.Array | None = None  # the keys `_choose` decides (None: every key)
     if not exact and pc.count_distinct(base_keys).as_py() == len(base_keys):  # one base record per key, as W has
         plain = merge_rows(records, spec)
-        rest_keys = rest.log_keys if rest is not None else pa.array([], pa.string())
-        rest_keys = pa.concat_arrays([rest_keys, pa.array(_delete_keys(rest), pa.string())])
-        ours = pa.concat_arrays([base_keys, records.log_keys, pa.array(_delete_keys(records), pa.string())])
+        rest_keys = rest.all_log_keys() if rest is not None else pa.array([], pa.string())
+        ours = pa.concat_arrays([base_keys, records.all_log_keys()])
         chosen_keys = pc.unique(rest_keys.filter(pc.is_in(rest_keys, value_set=ours)))
     rules = _Rules(spec, partition, exact, carry_allowed, event_time_field, threshold_ms)
     choices = _choose_keys(records, rest, rules, chosen_keys)
@@ -157,13 +156,7 @@ def plan_layout(
 
 def _keys(table: pa.Table | None, spec: MergeSpec) -> pa.Array:
     """Record keys of a table's rows as `record_keys` gives them (a null key reads "None")."""
-    if table is None:
-        return pa.array([], pa.string())
-    return pc.fill_null(record_key_array(table, spec), "None")
-
-
-def _delete_keys(records: SliceRecords | None) -> list[str]:
-    return [d.record_key for part in records.parts for d in part.deletes] if records is not None else []
+    return record_key_array(table, spec) if table is not None else pa.array([], pa.string())
 
 
 def _rows_outside(rows: pa.Array, keys: pa.Array, excluded: pa.Array) -> list[int]:

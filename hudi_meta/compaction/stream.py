@@ -37,14 +37,6 @@ from hudi_meta.table.file_group_reader import (
 BATCH_ROWS = 65_536
 
 
-def keys_of(logs: SliceRecords | None) -> pa.Array:
-    """Every key log records hold, data and deletes."""
-    if logs is None:
-        return pa.array([], pa.string())
-    deletes = [d.record_key for part in logs.parts for d in part.deletes]
-    return pa.concat_arrays([logs.log_keys, pa.array(deletes, pa.string())])
-
-
 def stream_new_base_file(
     storage: Storage,
     base_file: str,
@@ -57,8 +49,8 @@ def stream_new_base_file(
     schema) and return its record count, or create nothing and return None (see the module doc)."""
     schema = logs.schema
     assert schema is not None
-    held_by_rest = pc.unique(keys_of(rest))
-    if len(held_by_rest) and pc.any(pc.is_in(keys_of(logs), value_set=held_by_rest)).as_py():
+    held_by_rest = pc.unique(rest.all_log_keys()) if rest is not None else pa.array([], pa.string())
+    if len(held_by_rest) and pc.any(pc.is_in(logs.all_log_keys(), value_set=held_by_rest)).as_py():
         return None
     merge = LogMerge(logs, spec)
     name = posixpath.basename(path)
@@ -67,11 +59,11 @@ def stream_new_base_file(
     try:
         with storage.create_atomic_stream(path) as out, pq.ParquetWriter(out, schema) as writer:
             for base in _batches(storage, base_file, schema):
-                keys = pc.fill_null(record_key_array(base, spec), "None")
+                keys = record_key_array(base, spec)
                 if len(held_by_rest) and pc.any(pc.is_in(keys, value_set=held_by_rest)).as_py():
                     raise _GiveUp
                 hashes.append(_hash(keys))
-                written += _write(writer, base.filter(merge.merge_base(base)), name)
+                written += _write(writer, base.filter(merge.merge_base(base, keys=keys)), name)
             if _repeats(hashes):
                 raise _GiveUp
             if logs.log_rows is not None:

@@ -141,6 +141,11 @@ class SliceRecords:
                 i += 1
         return records
 
+    def all_log_keys(self) -> pa.Array:
+        """The key of every log record, data rows in row order, then deletes (with repeats)."""
+        deletes = [d.record_key for part in self.parts for d in part.deletes]
+        return pa.concat_arrays([self.log_keys, pa.array(deletes, pa.string())])
+
 
 def record_keys(table: pa.Table, spec: MergeSpec, use_meta_column: bool = True) -> list[str]:
     """Record keys of `table`: the meta column, or built from the key fields as the key generators do."""
@@ -164,9 +169,9 @@ def drop_soft_deleted(table: pa.Table) -> pa.Table:
 
 
 def record_key_array(table: pa.Table, spec: MergeSpec) -> pa.Array:
-    """`record_keys` as an Arrow string array (the meta column as it is, nulls included)."""
+    """`record_keys` as an Arrow string array: a null key reads "None", as `str` of it does there."""
     if spec.populate_meta_fields and RECORD_KEY_COLUMN in table.column_names:
-        return table.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string())
+        return pc.fill_null(table.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string()), "None")
     return pa.array(record_keys(table, spec), pa.string())
 
 
@@ -305,7 +310,6 @@ def read_slice_records(
     tables, parts, schema = _decode_logs(storage, visible_blocks(found, is_visible, stats), schema, stats)
     log_rows = pa.concat_tables([conform(t, schema) for t in tables]) if tables and schema is not None else None
     keys = record_key_array(log_rows, spec) if log_rows is not None else pa.array([], pa.string())
-    keys = pc.fill_null(keys, "None")  # a log record's key is `str` of the value, as in `record_keys`
     return SliceRecords(schema, base, log_rows, parts, keys, spec)
 
 
@@ -332,10 +336,6 @@ class MergedSlice:
     base_rows: pa.Array  # indices into `SliceRecords.base` of the base records kept, in output order
     log_rows: pa.Array  # indices into `SliceRecords.log_rows` of the log records kept, after the base rows
     deletes: dict[str, LogRecord]  # keys whose log winner is a delete, with that delete
-
-    def sources(self) -> list[int]:
-        """Per output row: base row i as i, log row j as -(j + 1) (identifies a record version)."""
-        return [*self.base_rows.to_pylist(), *(-(j + 1) for j in self.log_rows.to_pylist())]
 
 
 def merge_slice(
@@ -421,12 +421,13 @@ class LogMerge:
                 self.winners[r.key] = r
         self.lost = np.zeros(len(self.columnar.rows) if self.columnar is not None else 0, bool)
 
-    def merge_base(self, base: pa.Table, keep: pa.Array | None = None) -> pa.Array:
-        """The mask of `base`'s rows (the next batch of base records) the merge keeps; `keep` leaves rows out."""
+    def merge_base(self, base: pa.Table, keep: pa.Array | None = None, keys: pa.Array | None = None) -> pa.Array:
+        """The mask of `base`'s rows (the next batch of base records) the merge keeps; `keep` leaves rows out,
+        `keys` are the batch's `record_key_array` when the caller has them already."""
         keep = keep if keep is not None else pa.array(np.ones(base.num_rows, bool))
         if not base.num_rows:
             return keep
-        keys = record_key_array(base, self.spec)
+        keys = keys if keys is not None else record_key_array(base, self.spec)
         if self.winners:
             keep = pc.and_(keep, _base_rows_kept(base, keys, keep, self.winners, self.spec))
         if self.columnar is not None and len(self.columnar.rows):
@@ -497,9 +498,7 @@ def _columnar_winners(records: SliceRecords, spec: MergeSpec) -> _ColumnarWinner
     ordering = spec.ordering_field
     if ordering in log_rows.column_names and not _comparable_in_arrow(log_rows.schema.field(ordering).type):
         return None
-    delete_keys = [d.record_key for part in records.parts for d in part.deletes]
-    all_keys = pa.concat_arrays([records.log_keys, pa.array(delete_keys, pa.string())])
-    counts = pc.value_counts(all_keys)
+    counts = pc.value_counts(records.all_log_keys())
     repeated = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
     shared = pc.is_in(records.log_keys, value_set=repeated)
     rows = pc.indices_nonzero(pc.invert(shared)).cast(pa.int64())
