@@ -20,6 +20,7 @@ from hudi_meta.index.models import (
     log_block_table,
     log_file_table,
 )
+from hudi_meta.index.sql import plain_rows
 from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus
 from hudi_meta.planning.model import LogFileInfo, SliceInfo
 
@@ -41,64 +42,68 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
                 .where(p.c.table_id == table_id, p.c.state.in_(PENDING_PLAN_STATES))
             )
         }
-        newest: dict[int, Any] = {}
-        for r in conn.execute(
-            select(
-                g.c.id,
-                g.c.partition_path,
-                g.c.file_id,
-                s.c.id.label("slice_id"),
-                s.c.base_instant,
-                s.c.base_file,
-                s.c.base_committed,
-            )
+        # the newest slice before our instant of each file group (replaced or busy groups are not candidates)
+        newest: dict[int, tuple[Any, ...]] = {}
+        for row in plain_rows(
+            conn,
+            select(g.c.id, s.c.base_instant, g.c.partition_path, g.c.file_id, s.c.id, s.c.base_file, s.c.base_committed)
             .join(s, s.c.file_group_id == g.c.id)
-            .where(g.c.table_id == table_id, g.c.replaced.is_(False))
-        ).all():
-            if (r.partition_path, r.file_id) in busy or r.base_instant >= before_instant:
-                continue
-            if r.id not in newest or r.base_instant > newest[r.id].base_instant:
-                newest[r.id] = r
+            .where(g.c.table_id == table_id, g.c.replaced.is_(False), s.c.base_instant < before_instant),
+        ):
+            if (row[2], row[3]) not in busy and (row[0] not in newest or row[1] > newest[row[0]][1]):
+                newest[row[0]] = row
+        # log files in SQL order (slice, instant, version); a slice with two files of one instant and version
+        # (write tokens, .cdc) is sorted again by Hudi's full log order
         files: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
-        for slice_id, *file_row in conn.execute(
-            select(f.c.file_slice_id, f.c.id, f.c.name, f.c.base_instant, f.c.version, f.c.write_token)
-            .add_columns(f.c.size, f.c.link_target)
+        resort: set[int] = set()
+        last: tuple[Any, ...] = ()
+        for row in plain_rows(
+            conn,
+            select(f.c.file_slice_id, f.c.base_instant, f.c.version, f.c.write_token)
+            .add_columns(f.c.id, f.c.name, f.c.size, f.c.link_target)
             .where(f.c.table_id == table_id, f.c.file_slice_id.is_not(None))
-        ).all():
-            files[slice_id].append(tuple(file_row))
-        # one pass over the data blocks gives, per log file: its min committed event time, whether it holds an
-        # uncommitted block or a block of an instant not before ours (it must wait), a committed block of unknown
-        # event time
-        data = b.c.block_type.in_(DATA_TYPES)
-        committed = and_(b.c.status == BlockStatus.COMMITTED, data)
+            .order_by(f.c.file_slice_id, f.c.base_instant, f.c.version),
+        ):
+            if row[:3] == last:
+                resort.add(row[0])
+            last = row[:3]
+            files[row[0]].append(row)
+        for slice_id in resort:
+            files[slice_id].sort(key=lambda x: log_sort_key(x[1], x[2], x[3], x[5].endswith(".cdc")))
+        # one pass over the data blocks (index ix_log_block_file_summary alone) gives, per log file: its min
+        # committed event time, whether it holds an uncommitted block or a block of an instant not before ours
+        # (it must wait), a committed block of unknown event time
+        committed = b.c.status == BlockStatus.COMMITTED
         unknown_time = or_(b.c.min_event_time_source.is_(None), b.c.min_event_time_source == UNAVAILABLE)
         waits = or_(b.c.status == BlockStatus.UNCOMMITTED, b.c.instant >= before_instant)
         stats: dict[int, tuple[int | None, int, int]] = {
             log_file_id: (lo, waiting, unknown)
-            for log_file_id, lo, waiting, unknown in conn.execute(
+            for log_file_id, lo, waiting, unknown in plain_rows(
+                conn,
                 select(
                     b.c.log_file_id,
                     func.min(case((committed, b.c.min_event_time))),
                     func.max(case((waits, 1), else_=0)),
                     func.max(case((and_(committed, unknown_time), 1), else_=0)),
                 )
-                .where(b.c.table_id == table_id, data)
-                .group_by(b.c.log_file_id)
-            ).all()
+                .where(b.c.table_id == table_id, b.c.block_type.in_(DATA_TYPES))
+                .group_by(b.c.log_file_id),
+            )
         }
     slices = []
     none = (None, 0, 0)
-    for r in sorted(newest.values(), key=lambda r: (r.partition_path, r.file_id)):
-        if r.base_file is not None and not r.base_committed:
+    for _, base_instant, partition, file_id, slice_id, base_file, base_committed in sorted(
+        newest.values(), key=lambda r: (r[2], r[3])
+    ):
+        if base_file is not None and not base_committed:
             continue
-        logs = sorted(files.get(r.slice_id, []), key=lambda x: log_sort_key(x[2], x[3], x[4], x[1].endswith(".cdc")))
         infos: list[LogFileInfo] = []
         waiting = False  # once a file is not committed before the compaction instant, it and later ones wait
-        for file_id, name, _, version, _, size, link_target in logs:
-            lo, waits_here, unknown = stats.get(file_id, none)
+        for _, _, version, _, log_id, name, size, link_target in files.get(slice_id, ()):
+            lo, waits_here, unknown = stats.get(log_id, none)
             waiting = waiting or bool(waits_here)
             target = posixpath.basename(link_target) if link_target else None
             infos.append(LogFileInfo(name, version, size, lo, target, not waiting, not unknown))
         if infos:
-            slices.append(SliceInfo(r.partition_path, r.file_id, r.base_instant, r.base_file, tuple(infos)))
+            slices.append(SliceInfo(partition, file_id, base_instant, base_file, tuple(infos)))
     return slices

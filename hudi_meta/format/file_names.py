@@ -46,14 +46,8 @@ class LogFileName:
         m = LOG_FILE_RE.match(name)
         if m is None:
             raise ValueError(f"not a Hudi log file name: {name!r}")
-        return cls(
-            file_id=m["file_id"],
-            instant=m["instant"],
-            version=int(m["version"]),
-            write_token=m["token"] or "",
-            extension=m["ext"],
-            cdc=m["cdc"] is not None,
-        )
+        file_id, instant, extension, version, token, cdc = m.groups()  # one call: a plan parses 10^5 names
+        return cls(file_id, instant, int(version), token or "", extension, cdc is not None)
 
     @classmethod
     def try_parse(cls, name: str) -> LogFileName | None:

@@ -131,7 +131,8 @@ log_block_table = Table(
     metadata,
     _id(),
     _table_id(index=None),  # covered by the composite indexes below
-    Column("log_file_id", ForeignKey("log_file.id", ondelete="CASCADE"), nullable=False, index=True),
+    # lookups by log file use the unique (log_file_id, offset) index
+    Column("log_file_id", ForeignKey("log_file.id", ondelete="CASCADE"), nullable=False),
     Column("offset", BigInteger, nullable=False),
     Column("length", BigInteger, nullable=False),
     Column("block_type", String(16), nullable=False),
@@ -147,6 +148,17 @@ log_block_table = Table(
     UniqueConstraint("log_file_id", "offset"),
     Index("ix_log_block_table_status_min", "table_id", "status", "min_event_time"),
     Index("ix_log_block_table_instant", "table_id", "instant"),
+    # planning's per-log-file summary (compaction/candidates.py) reads only this index
+    Index(
+        "ix_log_block_file_summary",
+        "table_id",
+        "log_file_id",
+        "block_type",
+        "status",
+        "instant",
+        "min_event_time",
+        "min_event_time_source",
+    ),
 )
 
 compaction_plan_table = Table(

@@ -16,7 +16,10 @@ UNBOUNDED_STRATEGY = "org.apache.hudi.table.action.compact.strategy.UnBoundedCom
 
 def committed_prefix(slice: SliceInfo) -> int:
     """How many leading log files may be merged: up to the first one with a write not yet committed."""
-    return next((i for i, f in enumerate(slice.log_files) if not f.committed), len(slice.log_files))
+    for i, f in enumerate(slice.log_files):
+        if not f.committed:
+            return i
+    return len(slice.log_files)
 
 
 class CompactionStrategy:

@@ -28,6 +28,8 @@ from hudi_meta.index.migrate import (
 from hudi_meta.index.models import (
     cleaned_file_table,
     hudi_table,
+    log_block_table,
+    log_file_table,
     metadata,
     service_lease_table,
     service_step_table,
@@ -71,9 +73,9 @@ def index_names(insp: Inspector, table: str) -> set[str | None]:
 
 def test_single_linear_history() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0004"]
-    assert head_revision() == "0004"
-    assert [rev.revision for rev in script.walk_revisions()] == ["0004", "0003", "0002", "0001"]
+    assert script.get_heads() == ["0005"]
+    assert head_revision() == "0005"
+    assert [rev.revision for rev in script.walk_revisions()] == ["0005", "0004", "0003", "0002", "0001"]
 
 
 def test_migrations_ship_as_a_package() -> None:
@@ -116,7 +118,7 @@ def test_round_trip(fresh_url: str) -> None:
     assert not table_names(fresh_url) & APP_TABLES
 
     upgrade(fresh_url, "head")
-    assert current_revision(fresh_url) == "0004"
+    assert current_revision(fresh_url) == "0005"
     assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
     assert schema_diff(fresh_url) == []
 
@@ -187,7 +189,7 @@ def test_0004_adds_service_state_and_steps_back_keeping_the_rest(fresh_url: str)
         with engine.begin() as conn:
             conn.execute(hudi_table.insert(), row)
             conn.execute(cleaned_file_table.insert(), cleaned)
-        upgrade(fresh_url)
+        upgrade(fresh_url, "0004")
         assert current_revision(fresh_url) == "0004"
         assert {"service_step", "service_lease"} <= table_names(fresh_url)
         with engine.begin() as conn:
@@ -204,11 +206,46 @@ def test_0004_adds_service_state_and_steps_back_keeping_the_rest(fresh_url: str)
         engine.dispose()
 
 
+def test_0005_swaps_the_log_file_index_for_the_summary_index_keeping_blocks(fresh_url: str) -> None:
+    """One revision up and down: blocks survive both steps; at 0005 the covering summary index replaces the
+    one-column log file index (the unique (log_file_id, offset) index still leads with log_file_id)."""
+    upgrade(fresh_url, "0004")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    now = dt.datetime.now(dt.UTC)
+    row = {"id": 1, "base_path": "/t", "name": "t", "table_type": "MERGE_ON_READ", "table_version": 6}
+    row |= {"timeline_layout": 1, "record_key_fields": "id", "options": "{}", "registered_at": now}
+    log = {"id": 1, "table_id": 1, "partition_path": "p", "name": ".f_1.log.1_0-1-0", "file_id": "f"}
+    log |= {"base_instant": "1", "version": 1, "write_token": "0-1-0", "size": 9, "indexed_offset": 9, "is_link": False}
+    block = {"table_id": 1, "log_file_id": 1, "offset": 0, "length": 9, "block_type": "avro_data"}
+    block |= {"status": "committed", "min_event_time": 5}
+
+    def log_block_indexes() -> set[str | None]:
+        return index_names(inspect(engine), "log_block")
+
+    try:
+        with engine.begin() as conn:
+            conn.execute(hudi_table.insert(), row)
+            conn.execute(log_file_table.insert(), log)
+            conn.execute(log_block_table.insert(), block)
+        assert "ix_log_block_log_file_id" in log_block_indexes()
+        upgrade(fresh_url, "0005")
+        assert "ix_log_block_file_summary" in log_block_indexes()
+        assert "ix_log_block_log_file_id" not in log_block_indexes()
+        downgrade(fresh_url, "0004")
+        assert current_revision(fresh_url) == "0004"
+        assert "ix_log_block_log_file_id" in log_block_indexes()
+        assert "ix_log_block_file_summary" not in log_block_indexes()
+        with engine.connect() as conn:
+            assert conn.execute(log_block_table.select()).one().min_event_time == 5
+    finally:
+        engine.dispose()
+
+
 def test_round_trip_through_env_url(fresh_url: str) -> None:
     """Without a connection in `config.attributes`, env.py opens its own from `sqlalchemy.url` (CLI use)."""
     config = alembic_config(fresh_url)
     command.upgrade(config, "head")
-    assert current_revision(fresh_url) == "0004"
+    assert current_revision(fresh_url) == "0005"
     command.downgrade(config, "base")
     assert not table_names(fresh_url) & APP_TABLES
     command.upgrade(config, "head")
@@ -217,7 +254,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
 
 def test_upgrade_is_idempotent(db_url: str) -> None:
     upgrade(db_url)
-    assert current_revision(db_url) == "0004"
+    assert current_revision(db_url) == "0005"
 
 
 def test_no_drift_after_upgrade(db_url: str) -> None:
@@ -236,7 +273,7 @@ def test_constraint_names_follow_convention(db_url: str) -> None:
             "fk_log_block_table_id_hudi_table",
         }
         assert index_names(insp, "log_block") == {
-            "ix_log_block_log_file_id",
+            "ix_log_block_file_summary",
             "ix_log_block_table_instant",
             "ix_log_block_table_status_min",
         }
