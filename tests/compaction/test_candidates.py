@@ -1,9 +1,9 @@
 """Planning's input read from the index (`candidate_slices`) against a plain model of the rules it states.
 
 Random store contents (file groups with several slices, log files of any instant, version, write token and
-.cdc suffix, links, blocks of every type and status, pending and completed plans) are written to a SQLite
-store, one table per example, and the slices read back are compared with what these rules give, computed
-from the generated rows alone:
+.cdc suffix, links, blocks of every type and status, pending and completed plans) are written to a store
+(SQLite, then PostgreSQL), one table per example, and the slices read back are compared with what these
+rules give, computed from the generated rows alone:
 
 - a candidate is the newest slice before the compaction instant of a file group that is not replaced and not
   under a pending plan, and whose base file (if any) is committed; a slice without log files is left out;
@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import posixpath
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from hudi_meta.index.models import (
     log_file_table,
 )
 from hudi_meta.planning.model import LogFileInfo, SliceInfo
+from tests.index.conftest import pg_database
 
 INSTANTS = [f"2026010100000{i}000" for i in range(1, 8)]
 TOKENS = ["1-0-1", "2-0-1", "10-0-1", "9-1-1"]
@@ -244,13 +246,18 @@ def log_row(table_id: int, log_id: int, slice_id: int, partition: str, file_id: 
     }
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    url = f"sqlite:///{Path(tmp_path_factory.mktemp('candidates')) / 'store.db'}"
-    upgrade(url)
-    engine = make_engine(url)
-    yield engine
-    engine.dispose()
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """One store a backend for every example (each writes a table of its own)."""
+    with ExitStack() as stack:
+        if request.param == "sqlite":
+            url = f"sqlite:///{Path(tmp_path_factory.mktemp('candidates')) / 'store.db'}"
+        else:
+            url = stack.enter_context(pg_database())
+        upgrade(url)
+        engine = make_engine(url)
+        yield engine
+        engine.dispose()
 
 
 @settings(max_examples=150, deadline=None)
