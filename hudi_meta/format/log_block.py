@@ -14,6 +14,9 @@ from enum import IntEnum
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
 BLOCK_CONTENT_VERSION = 3  # HoodieLogBlock.version written inside data and delete blocks
+INT32 = struct.Struct(">i")
+INT32_PAIR = struct.Struct(">ii")
+INT64 = struct.Struct(">q")
 
 
 class BlockType(IntEnum):
@@ -67,7 +70,7 @@ def decode_header(buf: bytes, pos: int, end: int) -> tuple[dict[int, str], int]:
     """Decode a header map from `buf[pos:end]`; raise ValueError if it runs past `end`."""
     if pos + 4 > end:
         raise ValueError("header count past block end")
-    (count,) = struct.unpack_from(">i", buf, pos)
+    (count,) = INT32.unpack_from(buf, pos)
     pos += 4
     if count < 0 or count * 8 > end - pos:
         raise ValueError(f"bad header entry count {count}")
@@ -75,7 +78,7 @@ def decode_header(buf: bytes, pos: int, end: int) -> tuple[dict[int, str], int]:
     for _ in range(count):
         if pos + 8 > end:
             raise ValueError("header entry past block end")
-        key, length = struct.unpack_from(">ii", buf, pos)
+        key, length = INT32_PAIR.unpack_from(buf, pos)
         pos += 8
         if length < 0 or pos + length > end:
             raise ValueError("header value past block end")

@@ -48,7 +48,7 @@ from hudi_meta.format.block_content import (
     encode_avro_records,
 )
 from hudi_meta.format.log_block import MAGIC, BlockType, HeaderKey, LogBlock
-from hudi_meta.format.log_reader import read_blocks, read_content
+from hudi_meta.format.log_reader import read_blocks, read_content, scan_blocks
 from hudi_meta.format.log_writer import (
     EncodedBlock,
     append_blocks,
@@ -223,6 +223,7 @@ def _trip(rng: random.Random, instant: str) -> dict[str, Any]:
 # beyond that chunk and is read separately).
 BIG_RECORDS = {"avro": 300, "parquet": 500}
 _HEADER_CHUNK = 16 * 1024
+WINDOWS = (1, 100, 3_000, 40_000)  # read windows to scan with besides the default: below, about and above a block
 
 
 def _random_block(
@@ -400,6 +401,9 @@ def check_file(path: Path, base: BaseLog, start: int = 0, intact: Iterable[tuple
     """
     data = path.read_bytes()
     blocks = read_blocks(STORAGE, str(path), start)
+    for window in WINDOWS:  # the reader's read window moves with blocks: what it finds must not depend on it
+        with path.open("rb") as f:
+            assert list(scan_blocks(f, len(data), start, str(path), window)) == blocks, f"window {window}"
     pos = start
     for b in blocks:
         assert b.offset == pos, f"gap or overlap at {pos}: {blocks}"
@@ -638,6 +642,23 @@ def test_scan_from_a_block_offset(bases: list[BaseLog], work_dir: Path) -> None:
     for i, o in enumerate(base.blocks):
         blocks = check_file(path, base, start=o.offset, intact=[(j, b.offset) for j, b in enumerate(base.blocks)][i:])
         assert len(blocks) == len(base.blocks) - i
+
+
+@pytest.mark.parametrize("cut", ["intact", "torn"])
+def test_read_window_ending_around_every_block_boundary(bases: list[BaseLog], work_dir: Path, cut: str) -> None:
+    """A window that ends anywhere from 20 bytes before to 20 bytes after a block's end (inside its reverse
+    pointer, inside the next magic, just past it) reads the same blocks as the default window; also when
+    the file is torn right after that block's next magic."""
+    base = bases[0]
+    for i, o in enumerate(base.blocks[:-1]):
+        data = base.data if cut == "intact" else base.data[: o.end + 3]
+        path = _write(work_dir / f"window-{cut}", data)
+        expected = read_blocks(STORAGE, str(path))
+        for window in range(max(1, o.end - 20), o.end + 21):
+            with path.open("rb") as f:  # starting at each block's offset puts the window's end at `window`
+                start = base.blocks[i].offset
+                got = list(scan_blocks(f, len(data), start, str(path), window - start))
+            assert got == [b for b in expected if b.offset >= start], (i, window)
 
 
 # ---------------------------------------------------------------- regressions
