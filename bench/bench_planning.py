@@ -40,6 +40,7 @@ from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
 from hudi_meta.compaction.candidates import candidate_slices
 from hudi_meta.format.table_service_metadata import CompactionPlan
+from hudi_meta.gc_pause import paused_gc
 from hudi_meta.planning.model import SliceInfo
 from hudi_meta.planning.plan import build_plan
 from hudi_meta.planning.strategies import EventTimeBasedCompactionStrategy, plan_operations
@@ -149,9 +150,10 @@ def plan_rounds(
     """Timings of `RUNS` plannings from the store (read, plan, serialise) and the last one's output."""
     read, plan_t, ser = Timings(), Timings(), Timings()
     for _ in range(RUNS):
-        slices = read.run(partial(candidate_slices, engine, 1, at))
-        plan = plan_t.run(partial(plan_from, slices, strategy, at))
-        data = ser.run(plan.to_bytes)
+        with paused_gc():  # as scheduling plans (compaction/schedule.py)
+            slices = read.run(partial(candidate_slices, engine, 1, at))
+            plan = plan_t.run(partial(plan_from, slices, strategy, at))
+            data = ser.run(plan.to_bytes)
     return (read, plan_t, ser), (slices, plan, data)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Engine, and_, case, func, or_, select
 
 from hudi_meta.format.file_names import log_sort_key
+from hudi_meta.gc_pause import paused_gc
 from hudi_meta.index.event_time_source import UNAVAILABLE
 from hudi_meta.index.event_times import DATA_TYPES
 from hudi_meta.index.models import (
@@ -25,6 +26,7 @@ from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus
 from hudi_meta.planning.model import LogFileInfo, SliceInfo
 
 
+@paused_gc()
 def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list[SliceInfo]:
     """Newest committed slices of file groups that may be compacted at `before_instant`.
 

@@ -14,6 +14,7 @@ from sqlalchemy import Connection, Engine, text, update
 from hudi_meta.compaction.candidates import candidate_slices
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionPlan
+from hudi_meta.gc_pause import paused_gc
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import hudi_table
 from hudi_meta.index.registry import event_time_field_of
@@ -201,20 +202,22 @@ def schedule_compaction(
         refuse_pending_writes(table)
         instant = new_instant_time(i.requested_time for i in table.timeline.instants)
         strategy = _strategy(request, threshold)
-        slices = candidate_slices(engine, table_id, instant)
-        operations = plan_operations(slices, strategy)
-        if isinstance(strategy, EventTimeBasedCompactionStrategy):
-            achieved = achieved_threshold(slices, operations, strategy.threshold_ms)
-            if achieved.threshold_ms is None:
-                raise HudiMetaError(
-                    f"cannot guarantee a threshold: {achieved.reason} (see `hudi-meta show blocks {table.base_path}`)"
-                )
-            threshold = achieved.threshold_ms
-            strategy = EventTimeBasedCompactionStrategy(threshold_ms=threshold)  # the plan records what it achieves
-        if not operations:
-            return ScheduleResult(None, "nothing to compact", threshold_ms=threshold)
-        plan = build_plan(operations, strategy, instant, request.mode, request.exact)
-        TimelineWriter(table.storage, table.timeline_path).request(Action.COMPACTION, instant, plan.to_bytes())
-        record_plan(conn, table_id, instant, plan, PlanState.REQUESTED)
+        with paused_gc():  # one collector pass after the plan's objects are gone, not many during
+            slices = candidate_slices(engine, table_id, instant)
+            operations = plan_operations(slices, strategy)
+            if isinstance(strategy, EventTimeBasedCompactionStrategy):
+                achieved = achieved_threshold(slices, operations, strategy.threshold_ms)
+                if achieved.threshold_ms is None:
+                    see = f"see `hudi-meta show blocks {table.base_path}`"
+                    raise HudiMetaError(f"cannot guarantee a threshold: {achieved.reason} ({see})")
+                threshold = achieved.threshold_ms
+                # the plan records what it achieves
+                strategy = EventTimeBasedCompactionStrategy(threshold_ms=threshold)
+            if not operations:
+                return ScheduleResult(None, "nothing to compact", threshold_ms=threshold)
+            plan = build_plan(operations, strategy, instant, request.mode, request.exact)
+            timeline = TimelineWriter(table.storage, table.timeline_path)
+            timeline.request(Action.COMPACTION, instant, plan.to_bytes())
+            record_plan(conn, table_id, instant, plan, PlanState.REQUESTED)
     table.reload()
     return ScheduleResult(instant, f"{len(plan.operations)} operations", plan, threshold)

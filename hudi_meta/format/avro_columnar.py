@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_meta.format.avro_arrow import PRIMITIVE_TYPES, arrow_schema_from_avro_json
+from hudi_meta.format.avro_container import zigzag_varint
 
 # Avro primitive -> the Arrow type the reader returns it as, once Arrow's large types are made normal.
 _PHYSICAL = {name: dtype for name, dtype in PRIMITIVE_TYPES.items() if name != "null"}
@@ -80,22 +81,12 @@ def _primitive(schema: Any) -> str | None:
     return kind if isinstance(kind, str) and kind in _PHYSICAL else None
 
 
-def _zigzag_varint(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _container_header(schema_json: str) -> bytes:
     meta = {b"avro.schema": schema_json.encode(), b"avro.codec": b"null"}
-    parts = [b"Obj\x01", _zigzag_varint(len(meta))]
+    parts = [b"Obj\x01", zigzag_varint(len(meta))]
     for key, value in meta.items():
-        parts += [_zigzag_varint(len(key)), key, _zigzag_varint(len(value)), value]
-    return b"".join([*parts, _zigzag_varint(0), _SYNC])
+        parts += [zigzag_varint(len(key)), key, zigzag_varint(len(value)), value]
+    return b"".join([*parts, zigzag_varint(0), _SYNC])
 
 
 @lru_cache(maxsize=256)
@@ -215,7 +206,7 @@ def _read_container(layout: _Layout, content: bytes) -> tuple[np.ndarray, list[p
     if count <= 0:
         return None
     body = memoryview(content)[8:]
-    data = b"".join([layout.header, _zigzag_varint(count), _zigzag_varint(len(body)), body, _SYNC])
+    data = b"".join([layout.header, zigzag_varint(count), zigzag_varint(len(body)), body, _SYNC])
     table = _read_avro(data)
     if table is None:
         return None

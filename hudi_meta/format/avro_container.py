@@ -8,6 +8,7 @@ appear or are missing in the returned dict.
 import functools
 import io
 import json
+import os
 from importlib import resources
 from typing import Any, Literal
 
@@ -60,8 +61,28 @@ def read_container(data: bytes, schema_name: str | None = None) -> dict[str, Any
     return record
 
 
+def zigzag_varint(n: int) -> bytes:
+    """Avro's encoding of an int or long: zig-zag, then 7 bits a byte, low bits first."""
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
 def write_container(record: dict[str, Any], schema_name: str, codec: Codec = "null") -> bytes:
     """Encode one record as an Avro container file with the named schema (Java Hudi uses the null codec)."""
     buf = io.BytesIO()
     fastavro.writer(buf, _parsed_schema(schema_name), [record], codec=codec)
     return buf.getvalue()
+
+
+def write_encoded_container(datum: bytes, schema_name: str, sync_marker: bytes | None = None) -> bytes:
+    """An Avro container file (null codec) of one record already encoded in the named schema: fastavro's
+    header (magic, schema, codec, sync marker: random unless given), then one block of that record."""
+    buf = io.BytesIO()
+    fastavro.writer(buf, _parsed_schema(schema_name), [], sync_marker=sync_marker or os.urandom(16))
+    header = buf.getvalue()
+    return b"".join([header, zigzag_varint(1), zigzag_varint(len(datum)), datum, header[-16:]])

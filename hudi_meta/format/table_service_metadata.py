@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from hudi_meta.errors import CorruptFileError
-from hudi_meta.format.avro_container import read_container, write_container
+from hudi_meta.format.avro_container import read_container, write_container, write_encoded_container
+from hudi_meta.format.plan_codec import encode_compaction_plan
+from hudi_meta.gc_pause import paused_gc
 
 Record = Mapping[str, Any]
 LATEST_COMPACTION_PLAN_VERSION = 2
@@ -78,11 +80,13 @@ class _ContainerFile:
     def from_avro(cls, rec: Record) -> Self:
         raise NotImplementedError
 
+    @paused_gc()
     def to_bytes(self) -> bytes:
         """Serialise as an Avro container file, the content of the instant file."""
         return write_container(self.to_avro(), self.SCHEMA)
 
     @classmethod
+    @paused_gc()
     def from_bytes(cls, data: bytes) -> Self:
         """Parse an instant file's content; raises CorruptFileError if it is empty or undecodable."""
         rec = read_container(data, cls.SCHEMA)
@@ -205,6 +209,11 @@ class CompactionPlan(_ContainerFile):
             "preserveHoodieMetadata": self.preserve_hoodie_metadata,
             "missingSchedulePartitions": list(self.missing_schedule_partitions),
         }
+
+    @paused_gc()
+    def to_bytes(self) -> bytes:
+        """As every container file, with the datum written by the plan's own encoder (a large plan's cost)."""
+        return write_encoded_container(encode_compaction_plan(self), self.SCHEMA)
 
     @classmethod
     def from_avro(cls, rec: Record) -> Self:

@@ -11,6 +11,7 @@ from hudi_meta.format.table_service_metadata import (
     CompactionStrategyInfo,
     SymlinkOperation,
 )
+from hudi_meta.gc_pause import paused_gc
 from hudi_meta.planning.model import PlannedOperation
 from hudi_meta.planning.strategies import CompactionStrategy
 
@@ -25,6 +26,7 @@ def link_operations(op: PlannedOperation, instant: str) -> tuple[SymlinkOperatio
     return tuple(links)
 
 
+@paused_gc()
 def build_plan(
     operations: Sequence[PlannedOperation],
     strategy: CompactionStrategy,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hudi_meta.format.links import THRESHOLD_PARAM
+from hudi_meta.gc_pause import paused_gc
 from hudi_meta.planning.model import LogFileInfo, PlannedOperation, SliceInfo
 
 EVENT_TIME_STRATEGY = "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy"
@@ -87,6 +88,7 @@ class EventTimeBasedCompactionStrategy(CompactionStrategy):
         return {THRESHOLD_PARAM: str(self.threshold_ms)}
 
 
+@paused_gc()
 def plan_operations(slices: Sequence[SliceInfo], strategy: CompactionStrategy) -> list[PlannedOperation]:
     """Apply a strategy to the candidate slices."""
     operations = []
