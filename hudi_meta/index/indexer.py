@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
+from hudi_meta.gc_pause import paused_gc
 from hudi_meta.index.event_times import resolve_event_times, resolve_status
 from hudi_meta.index.files import sync_files
 from hudi_meta.index.lineage import sync_links
@@ -47,7 +48,7 @@ class Indexer:
     def run(self, event_time_field: str | None = None) -> IndexRunStats:
         """Bring the table's index up to date; `event_time_field` overrides the table's own field."""
         engine, table = self.engine, self.table
-        with table_lock(engine, table.uri):
+        with table_lock(engine, table.uri), paused_gc():  # a first run holds 10^5 blocks and rows at once
             known_id = table_id_of(engine, table.uri)
             before = event_time_field_of(engine, known_id) if known_id is not None else None
             table_id = self.table_id = register_table(engine, table, event_time_field)

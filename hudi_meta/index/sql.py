@@ -10,29 +10,49 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Executable, Table, text
 from sqlalchemy.dialects import postgresql, sqlite
 
-COPY_MIN_ROWS = 500  # from this many rows PostgreSQL inserts go through COPY (see `_copy_insert_ignore`)
+BULK_MIN_ROWS = 500  # from this many rows inserts bypass SQLAlchemy's row processing (PostgreSQL: COPY)
 
 
 def insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
     """INSERT rows, skipping any that violate a unique constraint (idempotent re-runs, racing indexers)."""
     if not rows:
         return
+    bulk = len(rows) >= BULK_MIN_ROWS and _driver_ready(conn, table, rows)
     if conn.dialect.name == "postgresql":
-        if len(rows) >= COPY_MIN_ROWS and _copyable(table, rows):
+        if bulk:
             _copy_insert_ignore(conn, table, rows)
         else:
             conn.execute(postgresql.insert(table).on_conflict_do_nothing(), list(rows))
         return
-    conn.execute(sqlite.insert(table).on_conflict_do_nothing(), list(rows))
+    if bulk:
+        _driver_insert_ignore(conn, table, rows)
+    else:
+        conn.execute(sqlite.insert(table).on_conflict_do_nothing(), list(rows))
 
 
-def _copyable(table: Table, rows: Sequence[dict[str, Any]]) -> bool:
-    """Rows COPY can take as they are: all with the same columns, and no column left to a Python-side default
-    (COPY applies none; the server's own, the id sequence, still apply)."""
+def _driver_ready(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> bool:
+    """Rows the driver can take as they are: all with the same columns, no column left to a Python-side
+    default and none whose type converts values on the Python side (the driver applies neither; the
+    server's own defaults, the id sequence among them, still apply)."""
     keys = rows[0].keys()
     if any(r.keys() != keys for r in rows):
         return False
-    return all(c.name in keys or c.default is None for c in table.columns)
+    if any(c.name not in keys and c.default is not None for c in table.columns):
+        return False
+    return all(table.c[k].type.dialect_impl(conn.dialect).bind_processor(conn.dialect) is None for k in keys)
+
+
+def _driver_insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """`insert_ignore` on SQLite in bulk: one executemany of plain tuples. SQLAlchemy's own executemany
+    processes every row's parameters in Python, which cost as much as SQLite's inserting them."""
+    names = list(rows[0].keys())
+    quote = conn.dialect.identifier_preparer.quote
+    columns = ", ".join(quote(n) for n in names)
+    marks = ", ".join("?" * len(names))
+    conn.exec_driver_sql(
+        f"INSERT INTO {quote(table.name)} ({columns}) VALUES ({marks}) ON CONFLICT DO NOTHING",
+        [tuple(r[n] for n in names) for r in rows],
+    )
 
 
 def _copy_insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:

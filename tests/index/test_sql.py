@@ -1,6 +1,7 @@
 """`insert_ignore`, the store's one insert: every row lands once, rows clashing with a unique constraint (stored
-before, or twice in one call) are skipped, on both backends and on both PostgreSQL paths (one statement per
-row, and COPY through a staging table from `COPY_MIN_ROWS` rows)."""
+before, or twice in one call) are skipped, on both backends and on both paths of each: SQLAlchemy's
+executemany, and from `BULK_MIN_ROWS` rows the bulk path (PostgreSQL: COPY through a staging table; SQLite:
+the driver's executemany of plain tuples)."""
 
 from __future__ import annotations
 
@@ -70,19 +71,26 @@ def expect(rows: list[dict[str, Any]]) -> dict[int, tuple[Any, ...]]:
     return out
 
 
-@pytest.mark.parametrize("copy_from", [1, 10**9], ids=["copy", "row-by-row"])
+def spy_bulk(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tables each bulk insert (either backend's) went to, in order."""
+    calls: list[str] = []
+    for name in ("_copy_insert_ignore", "_driver_insert_ignore"):
+        real = getattr(sql, name)
+
+        def counted(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], real: Any = real) -> None:
+            calls.append(table.name)
+            real(conn, table, rows)
+
+        monkeypatch.setattr(sql, name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("bulk_from", [1, 10**9], ids=["bulk", "row-by-row"])
 def test_insert_ignore_keeps_the_first_row_of_each_key(
-    engine: Engine, copy_from: int, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, bulk_from: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sql, "COPY_MIN_ROWS", copy_from)
-    copies: list[str] = []
-    copy = sql._copy_insert_ignore
-
-    def counted(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
-        copies.append(table.name)
-        copy(conn, table, rows)
-
-    monkeypatch.setattr(sql, "_copy_insert_ignore", counted)
+    monkeypatch.setattr(sql, "BULK_MIN_ROWS", bulk_from)
+    copies = spy_bulk(monkeypatch)
     add_log_file(engine)
     first = [block(i, BlockStatus.COMMITTED, i * 1000 if i % 3 else None) for i in range(0, 1200, 2)]
     with engine.begin() as conn:
@@ -94,16 +102,16 @@ def test_insert_ignore_keeps_the_first_row_of_each_key(
         insert_ignore(conn, log_block_table, second)
         insert_ignore(conn, log_block_table, [block(5000, BlockStatus.COMMITTED, 1)])  # again in one transaction
     assert stored(engine) == expect(first + second + [block(5000, BlockStatus.COMMITTED, 1)])
-    copied = engine.dialect.name == "postgresql" and copy_from == 1
-    assert copies == (["log_block"] * 3 if copied else [])
+    assert copies == (["log_block"] * 3 if bulk_from == 1 else [])
 
 
 def test_rows_relying_on_a_python_default_are_inserted_row_by_row(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """COPY applies no SQLAlchemy-side default: rows leaving out columns that have one (hudi_table's
+    """The bulk paths apply no SQLAlchemy-side default: rows leaving out columns that have one (hudi_table's
     `registered_at`, `options`) still get them."""
-    monkeypatch.setattr(sql, "COPY_MIN_ROWS", 1)
+    monkeypatch.setattr(sql, "BULK_MIN_ROWS", 1)
+    bulk = spy_bulk(monkeypatch)
     rows = [
         {"base_path": f"/t{i}", "name": "t", "table_type": "MERGE_ON_READ", "table_version": 6, "timeline_layout": 1}
         for i in range(3)
@@ -114,11 +122,31 @@ def test_rows_relying_on_a_python_default_are_inserted_row_by_row(
         got = conn.execute(select(hudi_table.c.base_path, hudi_table.c.registered_at, hudi_table.c.options)).all()
     assert sorted(r.base_path for r in got) == ["/t0", "/t1", "/t2"]
     assert all(r.registered_at is not None and r.options == "{}" for r in got)
+    assert bulk == []
+
+
+def test_rows_whose_types_convert_in_python_are_inserted_row_by_row(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A datetime column is stored as text by SQLAlchemy on SQLite (a bind processor), which the driver's
+    executemany would not do: such rows take SQLAlchemy's path there and read back as they were written."""
+    monkeypatch.setattr(sql, "BULK_MIN_ROWS", 1)
+    bulk = spy_bulk(monkeypatch)
+    add_log_file(engine)
+    now = dt.datetime(2026, 11, 25, 3, 4, 5, 678000, tzinfo=dt.UTC)
+    with engine.begin() as conn:
+        insert_ignore(
+            conn, service_lease_table, [{"table_id": 1, "holder": "a", "acquired_at": now, "expires_at": now}]
+        )
+    with engine.connect() as conn:
+        got = conn.execute(select(service_lease_table.c.acquired_at)).scalar_one()
+    assert got.replace(tzinfo=dt.UTC) == now
+    assert bulk == ([] if engine.dialect.name == "sqlite" else ["service_lease"])
 
 
 def test_a_failed_transaction_leaves_nothing(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
     """The staged rows belong to the caller's transaction: a failure after the insert keeps none of them."""
-    monkeypatch.setattr(sql, "COPY_MIN_ROWS", 1)
+    monkeypatch.setattr(sql, "BULK_MIN_ROWS", 1)
     add_log_file(engine)
     with pytest.raises(RuntimeError), engine.begin() as conn:
         insert_ignore(conn, log_block_table, [block(i, BlockStatus.COMMITTED, i) for i in range(50)])
