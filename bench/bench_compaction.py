@@ -1,12 +1,13 @@
 """Benchmark event-time compaction on Spark against Spark's plain Parquet rewrite of the same rows.
 
-    python bench/bench_compaction.py [--rows 500000] [--batches 6] [--buckets 4] [--keep DIR]
+    python bench/bench_compaction.py [--rows 500000] [--batches 6] [--buckets 4] [--block-format avro|parquet]
+                                     [--keep DIR]
 
 A table (3 regions x `--buckets` buckets; every write rolls over to a new log file) is built with the
 Spark writer from `hudi_meta.event_stream` batches totalling `--rows` rows (updates of earlier keys,
-late records and deletes included): the first upsert creates the base files, every later upsert and delete
-adds a log file to each slice. Building is timed and printed but is not part of any measurement. Then, in
-this same process and one SparkSession (local[2]):
+late records and deletes included): the first upsert creates the base files, every later upsert (as
+`--block-format` data blocks) and delete adds a log file to each slice. Building is timed and printed but
+is not part of any measurement. Then, in this same process and one SparkSession (local[2]):
 
 - index: a first `Indexer.run()` on a fresh SQLite store (one run; printed for reference).
 - schedule: `schedule_compaction(...)` of an event-time compaction with T = the watermark of the
@@ -48,14 +49,16 @@ from hudi_meta.table.table import HudiTable
 BASELINE_RUNS = 2  # the baseline is quick: its best of two; ours runs once (a compaction is not repeatable)
 
 
-def build_table(spark: SparkSession, path: str, spec: StreamSpec, buckets: int) -> tuple[int, list[int]]:
+def build_table(
+    spark: SparkSession, path: str, spec: StreamSpec, buckets: int, block_format: str
+) -> tuple[int, list[int]]:
     """Write every batch of `spec` (upserts, then deletes); return rows written and batch watermarks."""
     create_events_table(path, buckets=buckets)
     rows, watermarks = 0, []
     for batch in generate(spec):
         for data, operation in ((batch.upserts, "upsert"), (batch.deletes, "delete")):
             if data.num_rows:
-                writer.write(spark.createDataFrame(data), HudiTable.open(path), operation)
+                writer.write(spark.createDataFrame(data), HudiTable.open(path), operation, block_format)
                 rows += data.num_rows
         watermarks.append(batch.watermark_ms)
     return rows, watermarks
@@ -70,12 +73,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=500_000, help="rows written to the table, in total")
     parser.add_argument("--batches", type=int, default=6, help="upsert batches (each then deletes some keys)")
     parser.add_argument("--buckets", type=int, default=4, help="buckets per partition (3 partitions)")
+    parser.add_argument("--block-format", choices=("avro", "parquet"), default="avro", help="log data blocks")
     args = parser.parse_args(argv)
 
     spec = dataclasses.replace(StreamSpec(seed=7), batches=args.batches, rows_per_batch=args.rows // args.batches)
     with work_dir("bench-compaction-", args.keep) as directory, local_spark("bench-compaction", directory) as spark:
         path = str(directory / "events")
-        build, (written, watermarks) = measure(lambda: build_table(spark, path, spec, args.buckets))
+        build, (written, watermarks) = measure(lambda: build_table(spark, path, spec, args.buckets, args.block_format))
         before = HudiTable.open(path).read("snapshot")
         logs = sum(len(fg.ordered_slices()[-1].log_files) for fg in HudiTable.open(path).file_groups())
 
@@ -116,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         print("hudi-meta event-time compaction on Spark vs Spark plain Parquet rewrite of the snapshot")
         print(
             f"  table: 3 regions x {args.buckets} buckets, {spec.batches} upsert batches "
-            f"(+ deletes), {written:,} rows written, {logs} log files; built in {build.best:.1f} s (not measured)"
+            f"(+ deletes), {written:,} rows written, {logs} log files ({args.block_format} data blocks); "
+            f"built in {build.best:.1f} s (not measured)"
         )
         print(
             f"  snapshot: {before.num_rows:,} rows, {before.num_columns} columns; "
