@@ -11,7 +11,7 @@ import fastavro
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hudi_meta.format.avro_container import _parsed_schema, write_encoded_container
+from hudi_meta.format.avro_container import load_schema, write_encoded_container
 from hudi_meta.format.plan_codec import encode_compaction_plan
 from hudi_meta.format.table_service_metadata import (
     CompactionOperation,
@@ -21,7 +21,7 @@ from hudi_meta.format.table_service_metadata import (
 )
 from tests.format.test_table_service_metadata import compaction_plans
 
-SCHEMA = _parsed_schema("HoodieCompactionPlan")
+SCHEMA = fastavro.parse_schema(load_schema("HoodieCompactionPlan"))
 
 
 def fastavro_datum(plan: CompactionPlan) -> bytes:
