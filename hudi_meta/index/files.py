@@ -261,15 +261,17 @@ def _scan_batch(
         _block_row(table_id, file_id, b, applies, stat_times.get((b.instant_time or "", log.partition, log.name)))
         for file_id, log, b in found
     ]
+    ours: set[int] = set()  # files this run advanced: their blocks are the ones it adds
     with engine.begin() as conn:
         for file_id, old, new, size in advanced:
             # optimistic: another indexer that already advanced this file wins, ours is a no-op
-            conn.execute(
-                update(lf).where(lf.c.id == file_id, lf.c.indexed_offset == old).values(indexed_offset=new, size=size)
-            )
+            advance = update(lf).where(lf.c.id == file_id, lf.c.indexed_offset == old)
+            if conn.execute(advance.values(indexed_offset=new, size=size)).rowcount:
+                ours.add(file_id)
         insert_ignore(conn, log_block_table, rows)
-    stats.blocks_added += len(rows)
-    stats.blocks_event_time_resolved += sum(1 for r in rows if r["min_event_time_source"] is not None)
+    added = [r for r in rows if r["log_file_id"] in ours]
+    stats.blocks_added += len(added)
+    stats.blocks_event_time_resolved += sum(1 for r in added if r["min_event_time_source"] is not None)
 
 
 def _block_row(

@@ -10,12 +10,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, delete, update
 
 from hudi_meta.format.block_content import decode_data_block
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.log_reader import read_blocks, read_content
+from hudi_meta.index import files
+from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.models import log_block_table, log_file_table
 from hudi_meta.index.queries import block_rows, slice_rows, timeline_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.storage import LocalStorage
@@ -202,3 +206,36 @@ def test_register_with_a_new_event_time_field_rescans(engine: Engine, fixture_ta
     after = block_rows(engine, _table_id(engine, table))
     assert [r["min_event_time_source"] for r in after] == ["record_scan"]
     assert after[0]["min_event_time"] == json.loads("1695046462179")
+
+
+def test_a_racing_indexer_reports_only_the_blocks_it_added(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two indexers scan the same files at once; the second to commit inserts nothing (its rows are the first's)
+    and must say so: every block is counted once across both runs, and the store holds each block once.
+    SQLite only: on PostgreSQL indexers of one table take turns (an advisory lock held for the whole run)."""
+    upgrade(sqlite_url)
+    engine = make_engine(sqlite_url)
+    spec = SyntheticSpec(partitions=2, file_groups_per_partition=2, commits=2, blocks_per_commit=3)
+    path = str(tmp_path / "t")
+    write_synthetic_table(path, spec)
+    racer: list[Any] = []
+    real_read = read_blocks  # what `files` calls
+
+    def read_after_a_racer(storage: Any, log_path: str, start: int = 0) -> Any:
+        if not racer:  # the other indexer runs to the end between our scan and our commit
+            racer.append(None)  # (its own reads go straight to the files)
+            racer[0] = Indexer(engine, HudiTable.open(path)).run()
+        return real_read(storage, log_path, start)
+
+    Indexer(engine, HudiTable.open(path)).run()  # registers the table and its timeline; scans every file
+    with engine.begin() as conn:  # forget the blocks and offsets: both runs below scan every file again
+        conn.execute(delete(log_block_table))
+        conn.execute(update(log_file_table).values(indexed_offset=0, size=0))
+    monkeypatch.setattr(files, "read_blocks", read_after_a_racer)
+    ours = Indexer(engine, HudiTable.open(path)).run()
+    assert racer[0].blocks_added == spec.total_blocks
+    assert (ours.blocks_added, ours.blocks_event_time_resolved) == (0, 0)
+    rows = block_rows(engine, _table_id(engine, HudiTable.open(path)))
+    assert len(rows) == len({(r["file"], r["offset"]) for r in rows}) == spec.total_blocks
+    engine.dispose()
