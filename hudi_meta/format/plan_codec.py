@@ -27,12 +27,11 @@ _SECOND = b"\x02"  # branch 1
 _FIRST = b"\x00"  # branch 0 of ["int", "null"] / ["boolean", "null"]
 
 
-_long = zigzag_varint
-_SMALL = [_long(n) for n in range(1024)]  # lengths and counts are almost always below this
+_SMALL = [zigzag_varint(n) for n in range(1024)]  # lengths and counts are almost always below this
 
 
 def _count(n: int) -> bytes:
-    return _SMALL[n] if n < 1024 else _long(n)
+    return _SMALL[n] if n < 1024 else zigzag_varint(n)
 
 
 def _str(value: str, parts: list[bytes]) -> None:
@@ -78,7 +77,7 @@ def _int_or_null(value: int | None, parts: list[bytes]) -> None:
         parts.append(b"\x02")
     else:
         parts.append(_FIRST)
-        parts.append(_long(value))
+        parts.append(zigzag_varint(value))
 
 
 def _operation(op: CompactionOperation, parts: list[bytes]) -> None:
