@@ -21,6 +21,7 @@ import pyarrow as pa
 from sqlalchemy import Connection, Engine, Table, create_engine, make_url, pool, text
 
 from hudi_meta.index.db import make_engine
+from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.models import hudi_table, metadata
 
@@ -104,7 +105,7 @@ def store(backend: str, work: Path, keep: bool = False) -> Iterator[Engine]:
 def fill_store(engine: Engine, table_row: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> None:
     """Load a generated index into a blank store: the `hudi_table` row, then the rows of each store table named
     in `rows` (`file_group`, `file_slice`, `log_file`, `log_block`, and any other, parents first), by COPY on
-    PostgreSQL (then ANALYZE) and chunked INSERTs on SQLite."""
+    PostgreSQL (then ANALYZE) and chunked INSERTs on SQLite; then the log files' block summaries."""
     with engine.begin() as conn:
         conn.execute(hudi_table.insert(), table_row)
         for table in metadata.sorted_tables:  # parents before children
@@ -116,6 +117,8 @@ def fill_store(engine: Engine, table_row: dict[str, Any], rows: dict[str, list[d
             else:
                 for i in range(0, len(batch), INSERT_CHUNK):
                     conn.execute(table.insert(), batch[i : i + INSERT_CHUNK])
+        if rows.get("log_block"):  # each log file's summary of its blocks, as the indexer keeps it
+            refresh_summaries(conn, table_row["id"], None)
         if conn.dialect.name == "postgresql":
             conn.execute(text("ANALYZE"))
 

@@ -4,26 +4,23 @@ times (no listing). File groups replaced or under a pending compaction are not c
 from __future__ import annotations
 
 import posixpath
-from collections import defaultdict
+from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Engine, and_, case, func, or_, select
+from sqlalchemy import Engine, or_, select
 
 from hudi_meta.format.file_names import log_sort_key
 from hudi_meta.gc_pause import paused_gc
-from hudi_meta.index.event_time_source import UNAVAILABLE
-from hudi_meta.index.event_times import DATA_TYPES
 from hudi_meta.index.models import (
     compaction_operation_table,
     compaction_plan_table,
     file_group_table,
     file_slice_table,
-    log_block_table,
     log_file_table,
 )
 from hudi_meta.index.sql import plain_rows
-from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus
+from hudi_meta.index.states import PENDING_PLAN_STATES
 from hudi_meta.planning.model import LogFileInfo, SliceInfo
 
 
@@ -34,7 +31,7 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
     A log file holding blocks of an instant that is not committed before `before_instant` ends the slice's
     compactable prefix: it and every later log file stay out of the merge (they may still be linked).
     """
-    g, s, f, b = file_group_table, file_slice_table, log_file_table, log_block_table
+    g, s, f = file_group_table, file_slice_table, log_file_table
     p, o = compaction_plan_table, compaction_operation_table
     with engine.connect() as conn:
         busy = {
@@ -55,59 +52,46 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
         ):
             if (row[2], row[3]) not in busy and (row[0] not in newest or row[1] > newest[row[0]][1]):
                 newest[row[0]] = row
-        # log files by (slice, instant, version), sorted here (SQLite's ORDER BY cost more than the query); a
-        # slice with two files of one instant and version (write tokens, .cdc) is sorted by Hudi's full log order
+        # Each row carries its blocks' summary (index/log_file_summary.py): whether the file waits (a block not
+        # committed before our instant), its min committed event time, whether a committed block's is unknown.
+        waits = or_(f.c.has_uncommitted, f.c.last_block_instant >= before_instant)
         log_rows = plain_rows(
             conn,
-            select(f.c.file_slice_id, f.c.base_instant, f.c.version, f.c.write_token)
-            .add_columns(f.c.id, f.c.name, f.c.size, f.c.link_target)
+            select(f.c.file_slice_id, f.c.base_instant, f.c.version, f.c.write_token, f.c.name, f.c.size)
+            .add_columns(f.c.link_target, f.c.min_event_time, waits, f.c.has_unknown_event_time)
             .where(f.c.table_id == table_id, f.c.file_slice_id.is_not(None)),
         )
-        log_rows.sort(key=itemgetter(0, 1, 2))
-        files: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
-        resort: set[int] = set()
-        last: tuple[Any, ...] = ()
-        for row in log_rows:
-            if row[:3] == last:
-                resort.add(row[0])
-            last = row[:3]
-            files[row[0]].append(row)
-        for slice_id in resort:
-            files[slice_id].sort(key=lambda x: log_sort_key(x[1], x[2], x[3], x[5].endswith(".cdc")))
-        # one pass over the data blocks (index ix_log_block_file_summary alone) gives, per log file: its min
-        # committed event time, whether it holds an uncommitted block or a block of an instant not before ours
-        # (it must wait), a committed block of unknown event time
-        committed = b.c.status == BlockStatus.COMMITTED
-        unknown_time = or_(b.c.min_event_time_source.is_(None), b.c.min_event_time_source == UNAVAILABLE)
-        waits = or_(b.c.status == BlockStatus.UNCOMMITTED, b.c.instant >= before_instant)
-        stats: dict[int, tuple[int | None, int, int]] = {
-            log_file_id: (lo, waiting, unknown)
-            for log_file_id, lo, waiting, unknown in plain_rows(
-                conn,
-                select(
-                    b.c.log_file_id,
-                    func.min(case((committed, b.c.min_event_time))),
-                    func.max(case((waits, 1), else_=0)),
-                    func.max(case((and_(committed, unknown_time), 1), else_=0)),
-                )
-                .where(b.c.table_id == table_id, b.c.block_type.in_(DATA_TYPES))
-                .group_by(b.c.log_file_id),
-            )
-        }
+    # sorted here, not by SQL (SQLite's ORDER BY cost more than the query)
+    log_rows.sort(key=itemgetter(0, 1, 2))
+    by_slice = {slice_id: list(rows) for slice_id, rows in groupby(log_rows, itemgetter(0))}
     slices = []
-    none = (None, 0, 0)
     for _, base_instant, partition, file_id, slice_id, base_file, base_committed in sorted(
-        newest.values(), key=lambda r: (r[2], r[3])
+        newest.values(), key=itemgetter(2, 3)
     ):
-        if base_file is not None and not base_committed:
-            continue
-        infos: list[LogFileInfo] = []
-        waiting = False  # once a file is not committed before the compaction instant, it and later ones wait
-        for _, _, version, _, log_id, name, size, link_target in files.get(slice_id, ()):
-            lo, waits_here, unknown = stats.get(log_id, none)
-            waiting = waiting or bool(waits_here)
-            target = posixpath.basename(link_target) if link_target else None
-            infos.append(LogFileInfo(name, version, size, lo, target, not waiting, not unknown))
-        if infos:
-            slices.append(SliceInfo(partition, file_id, base_instant, base_file, tuple(infos)))
+        if (base_file is None or base_committed) and slice_id in by_slice:
+            infos = _log_file_infos(by_slice[slice_id])
+            slices.append(SliceInfo(partition, file_id, base_instant, base_file, infos))
     return slices
+
+
+def _log_file_infos(rows: list[tuple[Any, ...]], full_order: bool = False) -> tuple[LogFileInfo, ...]:
+    """A slice's log files from its rows sorted by (instant, version). Two files of one instant and version
+    (write tokens, .cdc) are put in Hudi's full log order first. A file that waits makes every later one wait."""
+    infos = []
+    waiting = False
+    last_instant, last_version = None, None
+    for _, instant, version, _, name, size, link_target, lo, waits, unknown in rows:
+        if version == last_version and instant == last_instant and not full_order:
+            rows = sorted(rows, key=lambda r: log_sort_key(r[1], r[2], r[3], r[4].endswith(".cdc")))
+            return _log_file_infos(rows, full_order=True)
+        last_instant, last_version = instant, version
+        if waits:
+            waiting = True
+        target = posixpath.basename(link_target) if link_target else None
+        infos.append(_tuple_new(LogFileInfo, (name, version, size, lo, target, not waiting, not unknown)))
+    return tuple(infos)
+
+
+# builds a named tuple from its values as `_make` does, less its Python-level call and length check: a plan
+# reads 10^5 log files
+_tuple_new = tuple.__new__

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.file_names import LogFileName, log_file_id_and_token, log_file_name
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 
 SYMLINK_OPERATIONS_KEY = "hoodie.compaction.symlink.operations"  # completed commit extraMetadata (JSON)
@@ -17,8 +17,8 @@ CARRY_LOG_VERSION = 1  # `.F_C.log.1_...`: records the new slice carries before 
 
 def link_name(kept: str, instant: str, index: int) -> str:
     """`.F_B.log.v_tok` kept from slice B becomes `.F_C.log.i_tok` in the compaction's slice C."""
-    parsed = LogFileName.parse(kept)
-    return LogFileName(parsed.file_id, instant, index, parsed.write_token).name
+    file_id, write_token = log_file_id_and_token(kept)
+    return log_file_name(file_id, instant, index, write_token)
 
 
 def carry_log_name(file_id: str, instant: str) -> str:

@@ -37,6 +37,7 @@ NO_EVENT_TIME = "none"  # resolved: the block holds no record with an event time
 UNAVAILABLE = "unavailable"  # unknown: no event-time field, undecodable content, or a value that is no time
 
 KNOWN = (HEADER, WRITE_STAT, RECORD_SCAN, INSTANT_TIME)
+DATA_TYPES = ("avro_data", "parquet_data", "cdc_data", "delete")  # stored block types that carry event times
 
 _SECONDS_BELOW = 10**11  # the bucket edges of `number_to_epoch_ms`: within a bucket the rule is monotonic
 _MILLIS_BELOW = 10**14

@@ -8,11 +8,12 @@ import posixpath
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import Engine, bindparam, select, update
+from sqlalchemy import Engine, and_, bindparam, select, update
 
 from hudi_meta.format.block_content import BlockDecodeError
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index import event_time_source as ets
+from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import hudi_table, log_block_table, log_file_table, table_service_table
 from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.run_stats import IndexRunStats
@@ -20,8 +21,6 @@ from hudi_meta.index.sql import chunks
 from hudi_meta.index.states import BlockStatus
 from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
-
-DATA_TYPES = ("avro_data", "parquet_data", "cdc_data", "delete")  # block types that carry event times
 
 StatTimes = dict[tuple[str, str, str], tuple[int | None, int | None]]
 
@@ -65,18 +64,18 @@ def resolve_status(engine: Engine, table: HudiTable, table_id: int) -> None:
                 desired[BlockStatus.COMMITTED].append(instant)
             else:
                 desired[BlockStatus.UNCOMMITTED].append(instant)
+        touched: set[int] = set()  # log files whose blocks change status
         for status, instants in desired.items():
             for part in chunks(instants, 500):
-                conn.execute(
-                    update(b)
-                    .where(
-                        b.c.table_id == table_id,
-                        b.c.instant.in_(part),
-                        b.c.status != status,
-                        b.c.status != BlockStatus.CORRUPT,
-                    )
-                    .values(status=status)
+                changes = and_(
+                    b.c.table_id == table_id,
+                    b.c.instant.in_(part),
+                    b.c.status != status,
+                    b.c.status != BlockStatus.CORRUPT,
                 )
+                touched.update(conn.execute(select(b.c.log_file_id).where(changes).distinct()).scalars())
+                conn.execute(update(b).where(changes).values(status=status))
+        refresh_summaries(conn, table_id, touched)
 
 
 def resolve_event_times(
@@ -97,6 +96,7 @@ def resolve_event_times(
         todo = conn.execute(
             select(
                 b.c.id,
+                b.c.log_file_id,
                 b.c.offset,
                 b.c.length,
                 b.c.block_type,
@@ -109,7 +109,7 @@ def resolve_event_times(
                 b.c.table_id == table_id,
                 b.c.min_event_time_source.is_(None),
                 b.c.status == BlockStatus.COMMITTED,
-                b.c.block_type.in_(DATA_TYPES),
+                b.c.block_type.in_(ets.DATA_TYPES),
             )
             .order_by(lf.c.partition_path, lf.c.name, b.c.offset)
         ).all()
@@ -117,7 +117,8 @@ def resolve_event_times(
         return
     applies = ets.stat_applies(event_field, table.config.event_time_field)
     stat_times = write_stat_times(table, {r.instant for r in todo}) if applies else {}
-    resolved: list[dict[str, Any]] = []
+    resolved: list[dict[str, Any]] = []  # the "bid" of each is a row of todo, whose log file is files[bid]
+    files = {r.id: r.log_file_id for r in todo}
     rescan: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for r in todo:
         found = stat_times.get((r.instant, r.partition_path, r.name))
@@ -160,6 +161,7 @@ def resolve_event_times(
     for batch in chunks(resolved, 1000):
         with engine.begin() as conn:
             conn.execute(stmt, list(batch))
+            refresh_summaries(conn, table_id, {files[r["bid"]] for r in batch})
     stats.blocks_event_time_resolved += len(resolved)
 
 

@@ -17,6 +17,7 @@ from hudi_meta.format.log_block import LogBlock
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index import event_time_source as ets
 from hudi_meta.index.event_times import stat_times_apply, write_stat_times
+from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import file_group_table, file_slice_table, log_block_table, log_file_table
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import chunks, insert_ignore
@@ -216,6 +217,7 @@ def _sync_log_files(
     for ids in chunks(shrunk, 500):
         conn.execute(delete(log_block_table).where(log_block_table.c.log_file_id.in_(ids)))
         conn.execute(update(lf).where(lf.c.id.in_(ids)).values(indexed_offset=0, size=0))
+    refresh_summaries(conn, table_id, shrunk)
     offsets = {
         (r.partition_path, r.name): (r.id, r.indexed_offset, r.size)
         for r in conn.execute(
@@ -269,6 +271,8 @@ def _scan_batch(
             if conn.execute(advance.values(indexed_offset=new, size=size)).rowcount:
                 ours.add(file_id)
         insert_ignore(conn, log_block_table, rows)
+        # every file of the batch: rows of a file another indexer advanced may still have been added here
+        refresh_summaries(conn, table_id, [file_id for file_id, *_ in advanced])
     added = [r for r in rows if r["log_file_id"] in ours]
     stats.blocks_added += len(added)
     stats.blocks_event_time_resolved += sum(1 for r in added if r["min_event_time_source"] is not None)

@@ -23,6 +23,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 NAMING_CONVENTION = {
@@ -122,6 +123,12 @@ log_file_table = Table(
     Column("indexed_offset", BigInteger, nullable=False, default=0),
     Column("is_link", Boolean, nullable=False, default=False),
     Column("link_target", String(1024)),
+    # what planning needs of the file's data and delete blocks, rewritten in every transaction that changes
+    # them (hudi_meta.index.log_file_summary): so planning reads one row per log file, not every block
+    Column("min_event_time", BigInteger),  # min over committed blocks
+    Column("last_block_instant", String(32)),  # newest instant of any block
+    Column("has_uncommitted", Boolean, nullable=False, server_default=false()),
+    Column("has_unknown_event_time", Boolean, nullable=False, server_default=false()),  # committed, unresolved
     UniqueConstraint("table_id", "partition_path", "name"),
 )
 

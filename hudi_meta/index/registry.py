@@ -7,6 +7,7 @@ import json
 
 from sqlalchemy import Engine, select, update
 
+from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import hudi_table, log_block_table
 from hudi_meta.index.sql import insert_ignore
 from hudi_meta.table.config import TIMELINE_TIMEZONE
@@ -46,6 +47,7 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
                 .where(b.c.table_id == table_id, b.c.min_event_time_source.is_not(None))
                 .values(min_event_time=None, max_event_time=None, min_event_time_source=None)
             )
+            refresh_summaries(conn, table_id, None)
         return int(table_id)
 
 

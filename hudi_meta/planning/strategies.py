@@ -76,11 +76,13 @@ class EventTimeBasedCompactionStrategy(CompactionStrategy):
     name = EVENT_TIME_STRATEGY
 
     def filter_log_files(self, slice: SliceInfo) -> tuple[tuple[LogFileInfo, ...], tuple[LogFileInfo, ...]]:
-        k = 0
-        for i, log in enumerate(slice.log_files[: committed_prefix(slice)], start=1):
+        k, threshold = 0, self.threshold_ms
+        for i, log in enumerate(slice.log_files, start=1):
+            if not log.committed:
+                break  # the committed prefix only (see committed_prefix)
             if not log.event_time_known:
                 break  # unknown times neither join the merge nor count as after T (see achieved_threshold)
-            if log.min_event_time is not None and log.min_event_time <= self.threshold_ms:
+            if log.min_event_time is not None and log.min_event_time <= threshold:
                 k = i
         return slice.log_files[:k], slice.log_files[k:]
 
@@ -91,11 +93,8 @@ class EventTimeBasedCompactionStrategy(CompactionStrategy):
 @paused_gc()
 def plan_operations(slices: Sequence[SliceInfo], strategy: CompactionStrategy) -> list[PlannedOperation]:
     """Apply a strategy to the candidate slices."""
-    operations = []
-    for s in slices:
-        to_compact, to_keep = strategy.filter_log_files(s)
-        operations.append(PlannedOperation(s, tuple(to_compact), tuple(to_keep)))
-    return strategy.order_and_filter(operations)
+    split = strategy.filter_log_files
+    return strategy.order_and_filter([PlannedOperation(s, *split(s)) for s in slices])
 
 
 @dataclass(frozen=True)

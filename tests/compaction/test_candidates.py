@@ -19,9 +19,7 @@ from __future__ import annotations
 import itertools
 import posixpath
 from collections.abc import Iterator
-from contextlib import ExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,8 +28,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, insert
 
 from hudi_meta.compaction.candidates import candidate_slices
-from hudi_meta.index.db import make_engine
-from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import (
     compaction_operation_table,
     compaction_plan_table,
@@ -42,7 +39,7 @@ from hudi_meta.index.models import (
     log_file_table,
 )
 from hudi_meta.planning.model import LogFileInfo, SliceInfo
-from tests.index.conftest import pg_database
+from tests.index.conftest import module_store
 
 INSTANTS = [f"2026010100000{i}000" for i in range(1, 8)]
 TOKENS = ["1-0-1", "2-0-1", "10-0-1", "9-1-1"]
@@ -224,6 +221,7 @@ def write_table(engine: Engine, table: list[Group]) -> int:
                         block |= {"block_type": b.block_type, "status": b.status, "instant": b.instant}
                         block |= {"min_event_time": b.min_event_time, "min_event_time_source": b.source}
                         conn.execute(insert(log_block_table), block)
+        refresh_summaries(conn, table_id, None)  # as every indexer transaction that writes blocks does
     return table_id
 
 
@@ -249,15 +247,8 @@ def log_row(table_id: int, log_id: int, slice_id: int, partition: str, file_id: 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     """One store a backend for every example (each writes a table of its own)."""
-    with ExitStack() as stack:
-        if request.param == "sqlite":
-            url = f"sqlite:///{Path(tmp_path_factory.mktemp('candidates')) / 'store.db'}"
-        else:
-            url = stack.enter_context(pg_database())
-        upgrade(url)
-        engine = make_engine(url)
+    with module_store(request.param, tmp_path_factory) as engine:
         yield engine
-        engine.dispose()
 
 
 @settings(max_examples=150, deadline=None)

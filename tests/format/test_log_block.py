@@ -28,6 +28,7 @@ from hudi_meta.format.block_content import (
     encode_delete_records,
 )
 from hudi_meta.format.file_names import BaseFileName, LogFileName, is_log_file
+from hudi_meta.format.links import link_name
 from hudi_meta.format.log_block import (
     LOG_FORMAT_VERSION,
     MAGIC,
@@ -432,6 +433,17 @@ def test_log_file_name_round_trip(log: LogFileName) -> None:
     assert is_log_file(name)
     assert BaseFileName.try_parse(name) is None
     assert parsed.sort_key() == log.sort_key()
+
+
+@given(log_names, st.text("0123456789", min_size=1, max_size=20), st.integers(2, 10**4))
+@settings(max_examples=100, deadline=None)
+def test_link_name_renames_into_the_compaction_slice(kept: LogFileName, instant: str, index: int) -> None:
+    """The design's link naming: `.F_B.log.v_tok` kept from slice B is `.F_C.log.i_tok` in slice C, spelled
+    out here from the parts; a name that is no log file's is refused."""
+    token = f"_{kept.write_token}" if kept.write_token else ""
+    assert link_name(kept.name, instant, index) == f".{kept.file_id}_{instant}.log.{index}{token}"
+    with pytest.raises(ValueError, match="not a Hudi log file name"):
+        link_name(kept.name[1:], instant, index)
 
 
 @given(base_names)

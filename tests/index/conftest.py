@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -108,3 +108,20 @@ def engine(db_url: str) -> Iterator[Engine]:
     store = make_engine(db_url)
     yield store
     store.dispose()
+
+
+@contextmanager
+def module_store(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """An engine on a store upgraded to head, for a module whose hypothesis examples each write a table of
+    their own (a store per example would cost more than the examples)."""
+    with ExitStack() as stack:
+        if backend == "sqlite":
+            url = f"sqlite:///{tmp_path_factory.mktemp('store') / 'store.db'}"
+        else:
+            url = stack.enter_context(pg_database())
+        upgrade(url)
+        engine = make_engine(url)
+        try:
+            yield engine
+        finally:
+            engine.dispose()

@@ -73,9 +73,9 @@ def index_names(insp: Inspector, table: str) -> set[str | None]:
 
 def test_single_linear_history() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0005"]
-    assert head_revision() == "0005"
-    assert [rev.revision for rev in script.walk_revisions()] == ["0005", "0004", "0003", "0002", "0001"]
+    assert script.get_heads() == ["0006"]
+    assert head_revision() == "0006"
+    assert [rev.revision for rev in script.walk_revisions()] == ["0006", "0005", "0004", "0003", "0002", "0001"]
 
 
 def test_migrations_ship_as_a_package() -> None:
@@ -118,7 +118,7 @@ def test_round_trip(fresh_url: str) -> None:
     assert not table_names(fresh_url) & APP_TABLES
 
     upgrade(fresh_url, "head")
-    assert current_revision(fresh_url) == "0005"
+    assert current_revision(fresh_url) == "0006"
     assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
     assert schema_diff(fresh_url) == []
 
@@ -245,7 +245,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
     """Without a connection in `config.attributes`, env.py opens its own from `sqlalchemy.url` (CLI use)."""
     config = alembic_config(fresh_url)
     command.upgrade(config, "head")
-    assert current_revision(fresh_url) == "0005"
+    assert current_revision(fresh_url) == "0006"
     command.downgrade(config, "base")
     assert not table_names(fresh_url) & APP_TABLES
     command.upgrade(config, "head")
@@ -254,7 +254,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
 
 def test_upgrade_is_idempotent(db_url: str) -> None:
     upgrade(db_url)
-    assert current_revision(db_url) == "0005"
+    assert current_revision(db_url) == "0006"
 
 
 def test_no_drift_after_upgrade(db_url: str) -> None:

@@ -46,6 +46,7 @@ from hudi_meta.table.rollback import rollback_compaction, rollback_failed_write,
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.writer import WriteClient, create_table
 from tests.crashes import Crash, crash_at
+from tests.index.summary_model import summary_drift
 from tests.model.model import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, TableModel, Version, at, instant_ms, rows
 from tests.sync.memory_catalog import MemoryCatalog
 
@@ -519,6 +520,9 @@ class ModelTable:
             kept = index_fingerprint(self.engine, indexer.table_id)
             fresh_print = index_fingerprint(fresh_engine, fresh.table_id)
             assert kept == fresh_print, "the index drifted from a fresh index of the files: " + _diff(kept, fresh_print)
+            for engine, table_id in ((self.engine, indexer.table_id), (fresh_engine, fresh.table_id)):
+                drift = summary_drift(engine, table_id)
+                assert not drift, f"log file summaries differ from their blocks: {drift}"
         finally:
             fresh_engine.dispose()
             os.remove(os.path.join(self.root, "fresh.db"))
