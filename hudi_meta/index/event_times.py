@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from sqlalchemy import Engine, and_, bindparam, select, update
+from sqlalchemy import Connection, Engine, and_, bindparam, select, update
 
 from hudi_meta.format.block_content import BlockDecodeError
 from hudi_meta.format.log_reader import read_blocks
@@ -25,25 +26,43 @@ from hudi_meta.table.table import HudiTable
 StatTimes = dict[tuple[str, str, str], tuple[int | None, int | None]]
 
 
-def resolve_status(engine: Engine, table: HudiTable, table_id: int) -> None:
-    """Give every readable block the status of its instant: rolled back when a rollback (command block or
-    rollback instant) names it, else committed or uncommitted by `ViewInputs.is_committed`."""
+def status_rule(
+    conn: Connection, table: HudiTable, table_id: int, rolled_back: Iterable[str] = ()
+) -> Callable[[str | None], BlockStatus]:
+    """The status of a readable block of an instant: rolled back when a rollback names the instant (a stored
+    command block, a rollback instant, or one of `rolled_back`: targets of command blocks not stored yet),
+    else committed or uncommitted by `ViewInputs.is_committed`."""
     b = log_block_table
     s = table_service_table
     inputs = table.view_inputs()
+    rolled: set[str] = set(rolled_back)
+    rolled.update(
+        conn.execute(
+            select(b.c.target_instant)
+            .where(b.c.table_id == table_id, b.c.block_type == "command", b.c.target_instant.is_not(None))
+            .distinct()
+        ).scalars()
+    )
+    for (summary,) in conn.execute(select(s.c.summary).where(s.c.table_id == table_id, s.c.action == Action.ROLLBACK)):
+        rolled.update(json.loads(summary).get("commits_rollback", []))
+
+    def status(instant: str | None) -> BlockStatus:
+        if instant in rolled:
+            return BlockStatus.ROLLED_BACK
+        if instant is not None and inputs.is_committed(instant):
+            return BlockStatus.COMMITTED
+        return BlockStatus.UNCOMMITTED
+
+    return status
+
+
+def resolve_status(engine: Engine, table: HudiTable, table_id: int) -> None:
+    """Give every readable block the status of its instant (`status_rule`). Blocks are stored with the status
+    their instant had when scanned; this corrects those whose instant changed since (a commit, a rollback, a
+    command block scanned later)."""
+    b = log_block_table
     with engine.begin() as conn:
-        rolled: set[str] = set(
-            r[0]
-            for r in conn.execute(
-                select(b.c.target_instant)
-                .where(b.c.table_id == table_id, b.c.block_type == "command", b.c.target_instant.is_not(None))
-                .distinct()
-            )
-        )
-        for (summary,) in conn.execute(
-            select(s.c.summary).where(s.c.table_id == table_id, s.c.action == Action.ROLLBACK)
-        ):
-            rolled.update(json.loads(summary).get("commits_rollback", []))
+        status_of = status_rule(conn, table, table_id)
         pending = (
             conn.execute(
                 select(b.c.instant)
@@ -58,12 +77,7 @@ def resolve_status(engine: Engine, table: HudiTable, table_id: int) -> None:
         )
         desired: dict[BlockStatus, list[str]] = defaultdict(list)
         for instant in pending:
-            if instant in rolled:
-                desired[BlockStatus.ROLLED_BACK].append(instant)
-            elif instant is not None and inputs.is_committed(instant):
-                desired[BlockStatus.COMMITTED].append(instant)
-            else:
-                desired[BlockStatus.UNCOMMITTED].append(instant)
+            desired[status_of(instant)].append(instant)
         touched: set[int] = set()  # log files whose blocks change status
         for status, instants in desired.items():
             for part in chunks(instants, 500):

@@ -13,10 +13,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, select, update
 
-from hudi_meta.format.log_block import LogBlock
+from hudi_meta.format.log_block import BlockType, LogBlock
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index import event_time_source as ets
-from hudi_meta.index.event_times import stat_times_apply, write_stat_times
+from hudi_meta.index.event_times import stat_times_apply, status_rule, write_stat_times
 from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import file_group_table, file_slice_table, log_block_table, log_file_table
 from hudi_meta.index.run_stats import IndexRunStats
@@ -259,12 +259,23 @@ def _scan_batch(
         if applies
         else {}
     )
-    rows = [
-        _block_row(table_id, file_id, b, applies, stat_times.get((b.instant_time or "", log.partition, log.name)))
-        for file_id, log, b in found
-    ]
     ours: set[int] = set()  # files this run advanced: their blocks are the ones it adds
     with engine.begin() as conn:
+        # each block stored with its instant's status now (resolve_status corrects what changes later): one
+        # write of each row, not an insert and an update of all of them
+        targets = {b.target_instant_time for _, _, b in found if b.block_type is BlockType.COMMAND}
+        status_of = status_rule(conn, table, table_id, {t for t in targets if t is not None})
+        rows = [
+            _block_row(
+                table_id,
+                file_id,
+                b,
+                BlockStatus.CORRUPT if b.is_corrupt else status_of(b.instant_time),
+                applies,
+                stat_times.get((b.instant_time or "", log.partition, log.name)),
+            )
+            for file_id, log, b in found
+        ]
         for file_id, old, new, size in advanced:
             # optimistic: another indexer that already advanced this file wins, ours is a no-op
             advance = update(lf).where(lf.c.id == file_id, lf.c.indexed_offset == old)
@@ -282,6 +293,7 @@ def _block_row(
     table_id: int,
     file_id: int,
     block: LogBlock,
+    status: BlockStatus,
     stat_applies: bool,
     stat_times: tuple[int | None, int | None] | None = None,
 ) -> dict[str, Any]:
@@ -305,5 +317,5 @@ def _block_row(
         "min_event_time": lo,
         "max_event_time": hi,
         "min_event_time_source": source,
-        "status": BlockStatus.CORRUPT if block.is_corrupt else BlockStatus.UNCOMMITTED,
+        "status": status,
     }

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from sqlalchemy import Connection, Engine, Executable, Table, text
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -56,27 +57,40 @@ def _driver_insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[st
 
 
 def _copy_insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
-    """`insert_ignore` on PostgreSQL in bulk: COPY the rows into a temporary table of the same column types,
-    then one INSERT ... SELECT ... ON CONFLICT DO NOTHING, in the caller's transaction. An executemany sends
-    one statement per row (SQLAlchemy batches psycopg inserts only with RETURNING), 5x slower at 10^5 rows."""
+    """`insert_ignore` on PostgreSQL in bulk, in the caller's transaction: COPY straight into the table under a
+    savepoint; if a row is already there (a re-run, a racing indexer), back to the savepoint and COPY into a
+    temporary table of the same column types, then one INSERT ... SELECT ... ON CONFLICT DO NOTHING. An
+    executemany sends one statement per row (SQLAlchemy batches psycopg inserts only with RETURNING), 5x
+    slower at 10^5 rows; the staging copy doubles the writes, so it is kept for when it is needed."""
     names = list(rows[0].keys())
     quote = conn.dialect.identifier_preparer.quote
     columns = ", ".join(quote(n) for n in names)
+    try:
+        with conn.begin_nested():
+            _copy(conn, f"{quote(table.name)} ({columns})", names, rows)
+        return
+    except psycopg.errors.UniqueViolation:  # the driver's own: COPY runs on its cursor
+        pass
     staging = quote(f"staging_{table.name}")
     conn.exec_driver_sql(
         f"CREATE TEMPORARY TABLE {staging} ON COMMIT DROP AS SELECT {columns} FROM {quote(table.name)} WITH NO DATA"
     )
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
-        with cursor.copy(f"COPY {staging} ({columns}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row([row[n] for n in names])
-    finally:
-        cursor.close()
+    _copy(conn, f"{staging} ({columns})", names, rows)
     conn.exec_driver_sql(
         f"INSERT INTO {quote(table.name)} ({columns}) SELECT {columns} FROM {staging} ON CONFLICT DO NOTHING"
     )
     conn.exec_driver_sql(f"DROP TABLE {staging}")
+
+
+def _copy(conn: Connection, target: str, names: list[str], rows: Sequence[dict[str, Any]]) -> None:
+    """COPY `rows` (their `names` values) into `target` ("table (columns)") through psycopg."""
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        with cursor.copy(f"COPY {target} FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([row[n] for n in names])
+    finally:
+        cursor.close()
 
 
 @contextmanager

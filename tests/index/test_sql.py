@@ -1,7 +1,7 @@
 """`insert_ignore`, the store's one insert: every row lands once, rows clashing with a unique constraint (stored
 before, or twice in one call) are skipped, on both backends and on both paths of each: SQLAlchemy's
-executemany, and from `BULK_MIN_ROWS` rows the bulk path (PostgreSQL: COPY through a staging table; SQLite:
-the driver's executemany of plain tuples)."""
+executemany, and from `BULK_MIN_ROWS` rows the bulk path (PostgreSQL: COPY into the table, or through a
+staging table when a row clashes; SQLite: the driver's executemany of plain tuples)."""
 
 from __future__ import annotations
 
@@ -98,11 +98,13 @@ def test_insert_ignore_keeps_the_first_row_of_each_key(
     # a second call: half its rows clash with stored rows, some clash within the call; the first one wins
     second = [block(i, BlockStatus.UNCOMMITTED, -i) for i in range(600, 1800)]
     second += [block(i, BlockStatus.ROLLED_BACK, 7) for i in range(1700, 1900)]
-    with engine.begin() as conn:
+    before, after = [block(4000, BlockStatus.COMMITTED, 2)], [block(5000, BlockStatus.COMMITTED, 1)]
+    with engine.begin() as conn:  # a clash undoes only its own attempt: what the transaction wrote before stays
+        insert_ignore(conn, log_block_table, before)
         insert_ignore(conn, log_block_table, second)
-        insert_ignore(conn, log_block_table, [block(5000, BlockStatus.COMMITTED, 1)])  # again in one transaction
-    assert stored(engine) == expect(first + second + [block(5000, BlockStatus.COMMITTED, 1)])
-    assert copies == (["log_block"] * 3 if bulk_from == 1 else [])
+        insert_ignore(conn, log_block_table, after)
+    assert stored(engine) == expect(first + before + second + after)
+    assert copies == (["log_block"] * 4 if bulk_from == 1 else [])
 
 
 def test_rows_relying_on_a_python_default_are_inserted_row_by_row(
