@@ -7,7 +7,8 @@ too slow, so each store (a SQLite file; a fresh PostgreSQL database created thro
 default postgresql+psycopg://root@127.0.0.1:5432/postgres, dropped at the end) is upgraded to the newest
 schema and filled directly with bulk inserts (COPY on PostgreSQL) of what the indexer would have written:
 one `hudi_table` row, and per file group one `file_group`, one committed `file_slice` with a base file,
-`--logs-per-slice` `log_file` rows and 2 committed `avro_data` `log_block` rows per log file. Log file v of
+`--logs-per-slice` `log_file` rows and 2 committed `avro_data` `log_block` rows per log file, then each log
+file's summary of its blocks (`hudi_meta.index.log_file_summary`, which planning reads). Log file v of
 a slice holds events of the v-th interval after its stream's start (staggered across file groups, jittered),
 and 10% of the log files hold late events, so an event-time threshold T at mid-stream makes some log files
 older than T and some newer, and leaves some slices with nothing to compact. Filling is timed and printed

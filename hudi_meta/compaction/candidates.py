@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, or_, select
 
-from hudi_meta.format.file_names import log_sort_key
+from hudi_meta.format.file_names import LogFileName
 from hudi_meta.gc_pause import paused_gc
 from hudi_meta.index.models import (
     compaction_operation_table,
@@ -57,7 +57,7 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
         waits = or_(f.c.has_uncommitted, f.c.last_block_instant >= before_instant)
         log_rows = plain_rows(
             conn,
-            select(f.c.file_slice_id, f.c.base_instant, f.c.version, f.c.write_token, f.c.name, f.c.size)
+            select(f.c.file_slice_id, f.c.base_instant, f.c.version, f.c.name, f.c.size)
             .add_columns(f.c.link_target, f.c.min_event_time, waits, f.c.has_unknown_event_time)
             .where(f.c.table_id == table_id, f.c.file_slice_id.is_not(None)),
         )
@@ -76,13 +76,14 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
 
 def _log_file_infos(rows: list[tuple[Any, ...]], full_order: bool = False) -> tuple[LogFileInfo, ...]:
     """A slice's log files from its rows sorted by (instant, version). Two files of one instant and version
-    (write tokens, .cdc) are put in Hudi's full log order first. A file that waits makes every later one wait."""
+    (write tokens) are first put in Hudi's full log order, parsed from their names. A file that waits makes
+    every later one wait."""
     infos = []
     waiting = False
     last_instant, last_version = None, None
-    for _, instant, version, _, name, size, link_target, lo, waits, unknown in rows:
+    for _, instant, version, name, size, link_target, lo, waits, unknown in rows:
         if version == last_version and instant == last_instant and not full_order:
-            rows = sorted(rows, key=lambda r: log_sort_key(r[1], r[2], r[3], r[4].endswith(".cdc")))
+            rows = sorted(rows, key=lambda r: LogFileName.parse(r[3]).sort_key())
             return _log_file_infos(rows, full_order=True)
         last_instant, last_version = instant, version
         if waits:
