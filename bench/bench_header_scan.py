@@ -8,8 +8,9 @@ timed and printed but not part of the measurement. Then, in this same process, b
 
 - header scan: `read_blocks` (framing, corrupt-block detection and header maps; no content is decoded).
 - full decode: `read_blocks`, then `read_content` + `decode_avro_records` for every block (record by record).
-- reader's decode: `read_blocks`, then `read_content` + `decode_data_block` (Arrow; columnar for this flat
-  schema, see hudi_meta/format/avro_columnar.py), what the file-group reader and the compaction do.
+- reader's decode: `read_blocks`, then `decode_log_blocks`, what the file-group reader and the compaction
+  do: Arrow, one open of the file, and consecutive blocks of one schema decoded together in one columnar
+  read (this flat schema; see hudi_meta/format/avro_columnar.py), or one by one where that does not apply.
 
 Figures only: the script checks what each mode read (block and record counts), never how long it took.
 Wall times depend on the machine and its page cache (the file was just written, so reads are warm);
@@ -30,10 +31,11 @@ import pyarrow as pa
 from timing import measure
 from workspace import bench_parser, work_dir
 
-from hudi_meta.format.block_content import decode_avro_records, decode_data_block
+from hudi_meta.format.block_content import decode_avro_records
 from hudi_meta.format.log_reader import read_blocks, read_content
 from hudi_meta.format.log_writer import EncodedBlock, append_blocks, avro_data_block
 from hudi_meta.storage import LocalStorage
+from hudi_meta.table.file_group_reader import ReadStats, decode_log_blocks
 
 SCHEMA = json.dumps(
     {
@@ -108,10 +110,8 @@ def full_decode(storage: LocalStorage, path: str) -> tuple[int, int]:
 
 def reader_decode(storage: LocalStorage, path: str) -> tuple[int, int]:
     blocks = read_blocks(storage, path)
-    records = 0
-    for block in blocks:
-        records += decode_data_block(block, read_content(storage, path, block)).num_rows
-    return len(blocks), records
+    tables, _, _ = decode_log_blocks(storage, [(path, b) for b in blocks], None, ReadStats())
+    return len(blocks), sum(t.num_rows for t in tables)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [
             ("header scan (read_blocks)", scan),
             ("full decode (+read_content, decode_avro_records)", full),
-            ("reader's decode (+read_content, decode_data_block)", arrow),
+            ("reader's decode (+decode_log_blocks)", arrow),
         ]
         width = max(len(name) for name, _ in rows)
         print(f"{'mode':<{width}}  {'best s':>8}  {'median s':>8}  {'blocks/s':>10}  {'MB/s':>8}")

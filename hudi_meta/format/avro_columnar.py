@@ -34,6 +34,7 @@ import struct
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -242,6 +243,39 @@ def decode_flat_avro(content: bytes, schema_json: str, min_records: int = MIN_DE
     docstring fail (decode it record by record then)."""
     if len(content) < 8 or struct.unpack_from(">i", content, 4)[0] < min_records:
         return None
+    decoded = _decode_checked(content, schema_json)
+    return decoded[0] if decoded is not None else None
+
+
+def decode_flat_avro_blocks(
+    contents: Sequence[bytes], schema_json: str, min_records: int = MIN_DECODE_RECORDS
+) -> list[pa.Table] | None:
+    """Several Avro data blocks of one schema decoded in one read, a table each (the reader's fixed cost is paid
+    once for the lot: blocks of a few records each cost it for little). Their datums are read as one content
+    (every block's after its 8-byte header, in order), so the checks of the module docstring hold for all of
+    them; then every block's first length prefix must lie where its bytes start, so each block's datums are
+    exactly its own. None when they hold fewer than `min_records` records or any check fails."""
+    counts = [struct.unpack_from(">i", c, 4)[0] if len(c) >= 8 else -1 for c in contents]
+    if min(counts, default=-1) < 0 or sum(counts) < min_records:
+        return None
+    joined = b"".join([struct.pack(">ii", 0, sum(counts)), *(memoryview(c)[8:] for c in contents)])
+    decoded = _decode_checked(joined, schema_json)
+    if decoded is None:
+        return None
+    table, starts = decoded
+    first_datum = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    own_bytes = 8 + np.concatenate([[0], np.cumsum([len(c) - 8 for c in contents])[:-1]]).astype(np.int64)
+    holds = np.asarray(counts) > 0
+    # a block without records must have no bytes after its header (its own start is the next block's)
+    if not np.array_equal(starts[first_datum[holds]] - 4, own_bytes[holds]):
+        return None
+    if any(len(c) != 8 for c, n in zip(contents, counts, strict=True) if n == 0):
+        return None
+    return [table.slice(int(at), n) for at, n in zip(first_datum, counts, strict=True)]
+
+
+def _decode_checked(content: bytes, schema_json: str) -> tuple[pa.Table, np.ndarray] | None:
+    """(the table, each datum's first byte) of content whose framing passed every check, else None."""
     layout = flat_layout(schema_json)
     decoded = _read_container(layout, content) if layout is not None else None
     if layout is None or decoded is None:
@@ -272,7 +306,7 @@ def decode_flat_avro(content: bytes, schema_json: str, min_records: int = MIN_DE
         columns.append(array if array.type == field.arrow_type else array.cast(field.arrow_type))
     if not np.array_equal(position, starts + lengths):
         return None
-    return pa.Table.from_arrays(columns, schema=layout.schema)
+    return pa.Table.from_arrays(columns, schema=layout.schema), starts
 
 
 # ---- encoding ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import decimal
 import io
 import json
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -31,13 +32,14 @@ from hudi_meta.format.avro_arrow import (
     decoding_schema,
     records_to_arrow,
 )
-from hudi_meta.format.avro_columnar import decode_flat_avro
+from hudi_meta.format.avro_columnar import decode_flat_avro, decode_flat_avro_blocks
 from hudi_meta.format.log_block import BLOCK_CONTENT_VERSION, BlockType, LogBlock
 
 __all__ = [
     "BlockDecodeError",
     "DeleteRecord",
     "UnsupportedContentError",
+    "decode_avro_blocks_together",
     "decode_avro_records",
     "decode_data_block",
     "decode_data_block_at",
@@ -354,6 +356,28 @@ def _decode_data_block(block: LogBlock, content: bytes, schema: pa.Schema | None
         table = decode_parquet(content)
         return table if schema is None else conform(table, schema)
     raise UnsupportedContentError(f"{block.block_type.name} blocks are not supported (metadata-table HFile blocks)")
+
+
+def decode_avro_blocks_together(
+    blocks: Sequence[LogBlock], contents: Sequence[bytes], schema: pa.Schema | None = None
+) -> list[pa.Table] | None:
+    """What `decode_data_block` gives for each of these Avro data blocks, from one columnar read of them all
+    (`decode_flat_avro_blocks`), or None when that read does not apply to them (different SCHEMA headers, too
+    few records, a schema that is not flat) or any of its checks fails: decode them one by one then, which
+    stays the authority on every error."""
+    header = blocks[0].schema if blocks else None
+    avro = (BlockType.AVRO_DATA, BlockType.CDC_DATA)
+    if header is None or any(b.block_type not in avro or b.schema != header for b in blocks):
+        return None
+    try:
+        target = schema if schema is not None else arrow_schema_from_avro_json(header)
+        decoded = decode_flat_avro_blocks(contents, header)
+    except Exception:  # anything the single decoder would report, it reports for the block it is on
+        return None
+    if decoded is None:
+        return None
+    tables = [_in_schema(table, target) for table in decoded]
+    return None if any(t is None for t in tables) else [t for t in tables if t is not None]
 
 
 def _in_schema(table: pa.Table, schema: pa.Schema) -> pa.Table | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import BinaryIO
 
 from hudi_meta.format.log_block import INT32, INT32_PAIR, INT64, MAGIC, BlockType, LogBlock, decode_header
@@ -199,3 +199,14 @@ def read_blocks(storage: Storage, path: str, start: int = 0) -> list[LogBlock]:
 def read_content(storage: Storage, path: str, block: LogBlock) -> bytes:
     """The raw content bytes of one block, read at its indexed offset."""
     return storage.read_range(path, block.content_offset, block.content_length)
+
+
+def read_contents(storage: Storage, path: str, blocks: Sequence[LogBlock]) -> Iterator[bytes]:
+    """The raw content bytes of `blocks` of one file, in their order, through one open file (a file of 10^4
+    small blocks was opened 10^4 times; on an object store, each open is a request)."""
+    if not blocks:
+        return
+    with storage.open_read(path) as f:
+        for block in blocks:
+            f.seek(block.content_offset)
+            yield f.read(block.content_length)

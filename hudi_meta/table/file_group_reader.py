@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -31,11 +33,12 @@ from hudi_meta.format.block_content import (
     BlockDecodeError,
     DeleteRecord,
     conform,
+    decode_avro_blocks_together,
     decode_data_block,
     decode_delete_records,
 )
 from hudi_meta.format.log_block import BlockType, LogBlock
-from hudi_meta.format.log_reader import read_blocks, read_content
+from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.storage.base import Storage
 
 RECORD_KEY_COLUMN = "_hoodie_record_key"
@@ -241,34 +244,85 @@ def visible_blocks(
     return kept
 
 
-def _decode_logs(
+RUN_BYTES = 32 << 20  # Avro content decoded in one columnar read at most (raw bytes held until it is decoded)
+
+
+def decode_log_blocks(
     storage: Storage,
     blocks: Sequence[tuple[str, LogBlock]],
     schema: pa.Schema | None,
     stats: ReadStats,
 ) -> tuple[list[pa.Table], list[LogPart], pa.Schema | None]:
-    tables: list[pa.Table] = []
-    parts: list[LogPart] = []
-    rows = 0
-    for path, block in blocks:
-        instant = block.instant_time or ""
+    """Each visible block's records in log order: a table per data block, deletes as they are. Consecutive
+    Avro data blocks of one SCHEMA header are decoded together (`decode_avro_blocks_together`), one by one when
+    that does not apply; each file's contents are read through one open file."""
+    decoder = _LogDecoder(schema, stats)
+    run: list[tuple[str, LogBlock, bytes]] = []  # Avro data blocks of one schema waiting to be decoded
+    run_bytes = 0
+    for path, file_blocks in groupby(blocks, key=itemgetter(0)):
+        in_file = [block for _, block in file_blocks]
+        for block, content in zip(in_file, read_contents(storage, path, in_file), strict=True):
+            joins = block.block_type in AVRO_BLOCKS and block.schema is not None
+            if run and (not joins or block.schema != run[0][1].schema or run_bytes + len(content) > RUN_BYTES):
+                decoder.decode_run(run)
+                run, run_bytes = [], 0
+            if joins:
+                run.append((path, block, content))
+                run_bytes += len(content)
+            else:
+                decoder.decode(path, block, content)
+    decoder.decode_run(run)
+    return decoder.tables, decoder.parts, decoder.schema
+
+
+AVRO_BLOCKS = (BlockType.AVRO_DATA, BlockType.CDC_DATA)
+
+
+class _LogDecoder:
+    """The decoded records of a slice's log blocks, appended in log order."""
+
+    def __init__(self, schema: pa.Schema | None, stats: ReadStats) -> None:
+        self.schema, self.stats = schema, stats
+        self.tables: list[pa.Table] = []
+        self.parts: list[LogPart] = []
+        self.rows = 0
+
+    def decode_run(self, run: Sequence[tuple[str, LogBlock, bytes]]) -> None:
+        """Avro data blocks of one SCHEMA header: together if that applies, else one by one."""
+        if len(run) > 1:
+            self._infer_schema(run[0][1])
+            together = decode_avro_blocks_together([b for _, b, _ in run], [c for _, _, c in run], self.schema)
+            if together is not None:
+                for (_, block, _), table in zip(run, together, strict=True):
+                    self._add(block, table)
+                return
+        for path, block, content in run:
+            self.decode(path, block, content)
+
+    def decode(self, path: str, block: LogBlock, content: bytes) -> None:
         try:
-            content = read_content(storage, path, block)
             if block.block_type == BlockType.DELETE:
-                parts.append(LogPart(instant, rows, rows, tuple(decode_delete_records(content))))
-                continue
-            if schema is None and block.schema is not None and block.block_type != BlockType.PARQUET_DATA:
-                schema = arrow_schema_from_avro_json(block.schema)
-            table = decode_data_block(block, content, schema)
+                deletes = tuple(decode_delete_records(content))
+                self.parts.append(LogPart(block.instant_time or "", self.rows, self.rows, deletes))
+                return
+            self._infer_schema(block)
+            table = decode_data_block(block, content, self.schema)
         except BlockDecodeError as e:
             raise UndecodableBlockError(path, block.offset, block.block_type.name, str(e)) from e
-        if schema is None:
-            schema = table.schema
-        stats.log_records += table.num_rows
-        parts.append(LogPart(instant, rows, rows + table.num_rows))
-        tables.append(table)
-        rows += table.num_rows
-    return tables, parts, schema
+        self._add(block, table)
+
+    def _infer_schema(self, block: LogBlock) -> None:
+        """The slice's schema from the first Avro block, when the caller gave none (a Parquet block has its own)."""
+        if self.schema is None and block.schema is not None and block.block_type != BlockType.PARQUET_DATA:
+            self.schema = arrow_schema_from_avro_json(block.schema)
+
+    def _add(self, block: LogBlock, table: pa.Table) -> None:
+        if self.schema is None:
+            self.schema = table.schema
+        self.stats.log_records += table.num_rows
+        self.parts.append(LogPart(block.instant_time or "", self.rows, self.rows + table.num_rows))
+        self.tables.append(table)
+        self.rows += table.num_rows
 
 
 def read_base_file(storage: Storage, path: str, columns: Sequence[str] | None = None) -> pa.Table:
@@ -307,7 +361,7 @@ def read_slice_records(
     for rel in log_files:
         path = posixpath.join(base_path, rel)
         found.extend((path, b) for b in read_blocks(storage, path))
-    tables, parts, schema = _decode_logs(storage, visible_blocks(found, is_visible, stats), schema, stats)
+    tables, parts, schema = decode_log_blocks(storage, visible_blocks(found, is_visible, stats), schema, stats)
     log_rows = pa.concat_tables([conform(t, schema) for t in tables]) if tables and schema is not None else None
     keys = record_key_array(log_rows, spec) if log_rows is not None else pa.array([], pa.string())
     return SliceRecords(schema, base, log_rows, parts, keys, spec)

@@ -5,9 +5,9 @@ The oracle is fastavro reading each length-prefixed datum on its own, as Java do
 here with fastavro directly. Rules tested, from the module's contract:
 
 - a valid block of a flat schema (primitives and temporal logical types, each maybe nullable) decodes
-  columnar, equal to the oracle;
+  columnar, equal to the oracle; so does a run of such blocks decoded together, block by block;
 - whatever the bytes, when the columnar decoder returns a table the oracle decodes the same bytes to the
-  same table: damaged or unusual bytes may only make it decline, never differ;
+  same table: damaged or unusual bytes may only make it decline, never differ (a run: every block's);
 - the framing cases a container reader gets wrong are declined: bytes left over inside a datum or after
   the last one, a non-canonical varint, a nullable union's branch index other than 0 or 1, a boolean byte
   other than 0 or 1;
@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from hudi_meta.errors import BlockDecodeError
 from hudi_meta.format.avro_arrow import arrow_schema_from_avro_json
-from hudi_meta.format.avro_columnar import decode_flat_avro, encode_flat_avro, flat_layout
+from hudi_meta.format.avro_columnar import decode_flat_avro, decode_flat_avro_blocks, encode_flat_avro, flat_layout
 from hudi_meta.format.block_content import decode_avro_records, decode_data_block
 from hudi_meta.format.log_block import BlockType, HeaderKey, LogBlock
 
@@ -56,8 +56,8 @@ KINDS: dict[str, tuple[Any, st.SearchStrategy[Any]]] = {
 
 
 @st.composite
-def flat_blocks(draw: st.DrawFn) -> tuple[str, bytes]:
-    """(schema JSON, Avro data block content) of a random flat schema and 0-30 records."""
+def flat_schemas(draw: st.DrawFn) -> tuple[dict[str, Any], st.SearchStrategy[dict[str, Any]]]:
+    """A random flat record schema and a strategy for its records."""
     n_fields = draw(st.integers(1, 6))
     fields, values = [], []
     for i in range(n_fields):
@@ -69,8 +69,23 @@ def flat_blocks(draw: st.DrawFn) -> tuple[str, bytes]:
         fields.append({"name": f"f{i}", "type": avro_type})
         values.append(strategy)
     schema = {"type": "record", "name": "rec", "namespace": "hoodie.t", "fields": fields}
-    records = draw(st.lists(st.tuples(*values), min_size=0, max_size=30))
-    return json.dumps(schema), encode(schema, [{f"f{i}": v for i, v in enumerate(r)} for r in records])
+    records = st.tuples(*values).map(lambda r: {f"f{i}": v for i, v in enumerate(r)})
+    return schema, records
+
+
+@st.composite
+def flat_blocks(draw: st.DrawFn) -> tuple[str, bytes]:
+    """(schema JSON, Avro data block content) of a random flat schema and 0-30 records."""
+    schema, records = draw(flat_schemas())
+    return json.dumps(schema), encode(schema, draw(st.lists(records, min_size=0, max_size=30)))
+
+
+@st.composite
+def flat_runs(draw: st.DrawFn) -> tuple[str, list[bytes]]:
+    """(schema JSON, the contents of 1-6 Avro data blocks of it, 0-12 records each)."""
+    schema, records = draw(flat_schemas())
+    blocks = draw(st.lists(st.lists(records, max_size=12), min_size=1, max_size=6))
+    return json.dumps(schema), [encode(schema, block) for block in blocks]
 
 
 def encode(schema: dict[str, Any], records: list[dict[str, Any]]) -> bytes:
@@ -118,6 +133,60 @@ def test_valid_flat_blocks_decode_columnar_as_the_oracle(block: tuple[str, bytes
         return
     assert columnar is not None
     assert columnar.equals(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(flat_runs())
+def test_valid_runs_of_blocks_decode_together_as_each_alone(run: tuple[str, list[bytes]]) -> None:
+    schema_json, contents = run
+    together = decode_flat_avro_blocks(contents, schema_json, min_records=1)
+    expected = [oracle(content, schema_json) for content in contents]
+    if sum(t.num_rows for t in expected) == 0:
+        assert together is None
+        return
+    assert together is not None
+    assert [t.num_rows for t in together] == [t.num_rows for t in expected]
+    assert all(a.equals(b) for a, b in zip(together, expected, strict=True))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(flat_runs(), st.data())
+def test_a_damaged_block_never_decodes_differently_together(run: tuple[str, list[bytes]], data: st.DataObject) -> None:
+    """Damage anywhere in one block of a run, its header included, and maybe records moved from one block's
+    count to another's (the run's total still right): the run decodes as each block alone would, or is
+    declined."""
+    schema_json, contents = run
+    which = data.draw(st.integers(0, len(contents) - 1))
+    damaged = bytearray(contents[which])
+    for _ in range(data.draw(st.integers(1, 3))):
+        action = data.draw(st.sampled_from(["flip", "insert", "delete", "count"]))
+        at = data.draw(st.integers(0 if action == "flip" else 8, max(8, len(damaged))))
+        if action == "count":
+            struct.pack_into(">i", damaged, 4, data.draw(st.integers(-1, 14)))
+        elif action == "flip" and at < len(damaged):
+            damaged[at] ^= data.draw(st.integers(1, 255))
+        elif action == "insert":
+            damaged[at:at] = data.draw(st.binary(min_size=1, max_size=4))
+        elif at < len(damaged):
+            del damaged[at]
+    contents = [*contents[:which], bytes(damaged), *contents[which + 1 :]]
+    if len(contents) > 1 and data.draw(st.booleans()):
+        # records moved from one block's count to another's: the run's total and its bytes still agree
+        other = data.draw(st.sampled_from([i for i in range(len(contents)) if i != which]))
+        moved = data.draw(st.integers(1, 3))
+        for i, change in ((which, -moved), (other, moved)):
+            content = bytearray(contents[i])
+            if len(content) >= 8:
+                struct.pack_into(">i", content, 4, struct.unpack_from(">i", content, 4)[0] + change)
+            contents[i] = bytes(content)
+    together = decode_flat_avro_blocks(contents, schema_json, min_records=1)
+    if together is not None:
+        for i, (content, table) in enumerate(zip(contents, together, strict=True)):
+            try:
+                expected = oracle(content, schema_json)
+            except BlockDecodeError as e:
+                pytest.fail(f"block {i} decoded together, alone it is rejected: {e}")
+            assert equal(table, expected), f"block {i}"
 
 
 @settings(max_examples=1000, deadline=None)
@@ -172,6 +241,21 @@ def test_the_plain_block_decodes_columnar() -> None:
     # a small block is not worth the columnar path's fixed cost: the record-by-record decoder takes it
     assert decode_flat_avro(content, SCHEMA_JSON) is None
     assert decode_flat_avro(block_of(datums() * 200), SCHEMA_JSON) is not None
+
+
+def test_a_record_split_across_two_blocks_is_declined() -> None:
+    """Bytes that read as one stream but not block by block: the second record of the first block runs on into
+    the next block (which claims no records), so the first block alone is rejected; so is the run."""
+    parts = datums()
+    first = struct.pack(">ii", 3, 2) + b"".join(prefixed(p) for p in parts[:2])
+    cut = len(first) - 2
+    run = [first[:cut], struct.pack(">ii", 3, 0) + first[cut:], block_of(parts[2:])]
+    with pytest.raises(BlockDecodeError):
+        oracle(run[0], SCHEMA_JSON)
+    assert decode_flat_avro_blocks(run, SCHEMA_JSON, min_records=1) is None
+    whole = [struct.pack(">ii", 3, 2) + b"".join(prefixed(p) for p in parts[:2]), block_of(parts[2:])]
+    together = decode_flat_avro_blocks(whole, SCHEMA_JSON, min_records=1)
+    assert together is not None and [t.num_rows for t in together] == [2, len(parts) - 2]
 
 
 @pytest.mark.parametrize(
