@@ -249,12 +249,13 @@ def decode_flat_avro(content: bytes, schema_json: str, min_records: int = MIN_DE
 
 def decode_flat_avro_blocks(
     contents: Sequence[bytes], schema_json: str, min_records: int = MIN_DECODE_RECORDS
-) -> list[pa.Table] | None:
-    """Several Avro data blocks of one schema decoded in one read, a table each (the reader's fixed cost is paid
-    once for the lot: blocks of a few records each cost it for little). Their datums are read as one content
-    (every block's after its 8-byte header, in order), so the checks of the module docstring hold for all of
-    them; then every block's first length prefix must lie where its bytes start, so each block's datums are
-    exactly its own. None when they hold fewer than `min_records` records or any check fails."""
+) -> tuple[pa.Table, list[int]] | None:
+    """Several Avro data blocks of one schema decoded in one read: their records in order, and how many each
+    block holds (the reader's fixed cost is paid once for the lot: blocks of a few records each cost it for
+    little). Their datums are read as one content (every block's after its 8-byte header, in order), so the
+    checks of the module docstring hold for all of them; then every block's first length prefix must lie
+    where its bytes start, so each block's datums are exactly its own. None when they hold fewer than
+    `min_records` records or any check fails."""
     counts = [struct.unpack_from(">i", c, 4)[0] if len(c) >= 8 else -1 for c in contents]
     if min(counts, default=-1) < 0 or sum(counts) < min_records:
         return None
@@ -271,7 +272,7 @@ def decode_flat_avro_blocks(
         return None
     if any(len(c) != 8 for c, n in zip(contents, counts, strict=True) if n == 0):
         return None
-    return [table.slice(int(at), n) for at, n in zip(first_datum, counts, strict=True)]
+    return table, counts
 
 
 def _decode_checked(content: bytes, schema_json: str) -> tuple[pa.Table, np.ndarray] | None:

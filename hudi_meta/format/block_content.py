@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import io
+import itertools
 import json
 import struct
 from collections.abc import Sequence
@@ -376,8 +377,12 @@ def decode_avro_blocks_together(
         return None
     if decoded is None:
         return None
-    tables = [_in_schema(table, target) for table in decoded]
-    return None if any(t is None for t in tables) else [t for t in tables if t is not None]
+    whole, counts = decoded
+    table = _in_schema(whole, target)
+    if table is None:
+        return None
+    starts = itertools.accumulate(counts, initial=0)
+    return [table.slice(start, n) for start, n in zip(starts, counts, strict=False)]
 
 
 def _in_schema(table: pa.Table, schema: pa.Schema) -> pa.Table | None:
