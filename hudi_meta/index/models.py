@@ -137,7 +137,9 @@ log_block_table = Table(
     "log_block",
     metadata,
     _id(),
-    _table_id(index=None),  # covered by the composite indexes below
+    # no foreign key (covered by the composite indexes below): the log file's row ties the block to its table,
+    # and a second per-row check cost PostgreSQL more than the bulk insert of a first index's blocks itself
+    Column("table_id", Integer, nullable=False),
     # lookups by log file use the unique (log_file_id, offset) index
     Column("log_file_id", ForeignKey("log_file.id", ondelete="CASCADE"), nullable=False),
     Column("offset", BigInteger, nullable=False),

@@ -73,9 +73,10 @@ def index_names(insp: Inspector, table: str) -> set[str | None]:
 
 def test_single_linear_history() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0006"]
-    assert head_revision() == "0006"
-    assert [rev.revision for rev in script.walk_revisions()] == ["0006", "0005", "0004", "0003", "0002", "0001"]
+    assert script.get_heads() == ["0007"]
+    assert head_revision() == "0007"
+    revisions = ["0007", "0006", "0005", "0004", "0003", "0002", "0001"]
+    assert [rev.revision for rev in script.walk_revisions()] == revisions
 
 
 def test_migrations_ship_as_a_package() -> None:
@@ -118,7 +119,7 @@ def test_round_trip(fresh_url: str) -> None:
     assert not table_names(fresh_url) & APP_TABLES
 
     upgrade(fresh_url, "head")
-    assert current_revision(fresh_url) == "0006"
+    assert current_revision(fresh_url) == "0007"
     assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
     assert schema_diff(fresh_url) == []
 
@@ -241,11 +242,48 @@ def test_0005_swaps_the_log_file_index_for_the_summary_index_keeping_blocks(fres
         engine.dispose()
 
 
+def test_0007_drops_the_blocks_table_foreign_key_keeping_blocks_and_the_rest(fresh_url: str) -> None:
+    """One revision up and down: blocks, their indexes, unique key and log file foreign key survive both
+    steps; only the foreign key from `log_block.table_id` to `hudi_table` goes, and comes back."""
+    upgrade(fresh_url, "0006")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    now = dt.datetime.now(dt.UTC)
+    row = {"id": 1, "base_path": "/t", "name": "t", "table_type": "MERGE_ON_READ", "table_version": 6}
+    row |= {"timeline_layout": 1, "record_key_fields": "id", "options": "{}", "registered_at": now}
+    log = {"id": 1, "table_id": 1, "partition_path": "p", "name": ".f_1.log.1_0-1-0", "file_id": "f"}
+    log |= {"base_instant": "1", "version": 1, "write_token": "0-1-0", "size": 9, "indexed_offset": 9, "is_link": False}
+    block = {"table_id": 1, "log_file_id": 1, "offset": 0, "length": 9, "block_type": "avro_data"}
+    block |= {"status": "committed", "min_event_time": 5}
+
+    def shape() -> tuple[set[str | None], set[tuple[str, ...]], set[str | None]]:
+        insp = inspect(engine)
+        keys = {tuple(fk["constrained_columns"]) for fk in insp.get_foreign_keys("log_block")}
+        uniques = {u["name"] for u in insp.get_unique_constraints("log_block")}
+        return index_names(insp, "log_block"), keys, uniques
+
+    try:
+        with engine.begin() as conn:
+            conn.execute(hudi_table.insert(), row)
+            conn.execute(log_file_table.insert(), log)
+            conn.execute(log_block_table.insert(), block)
+        before = shape()
+        assert before[1] == {("table_id",), ("log_file_id",)}
+        upgrade(fresh_url, "0007")
+        after = shape()
+        assert after == (before[0], {("log_file_id",)}, before[2])
+        downgrade(fresh_url, "0006")
+        assert shape() == before
+        with engine.connect() as conn:
+            assert conn.execute(log_block_table.select()).one().min_event_time == 5
+    finally:
+        engine.dispose()
+
+
 def test_round_trip_through_env_url(fresh_url: str) -> None:
     """Without a connection in `config.attributes`, env.py opens its own from `sqlalchemy.url` (CLI use)."""
     config = alembic_config(fresh_url)
     command.upgrade(config, "head")
-    assert current_revision(fresh_url) == "0006"
+    assert current_revision(fresh_url) == "0007"
     command.downgrade(config, "base")
     assert not table_names(fresh_url) & APP_TABLES
     command.upgrade(config, "head")
@@ -254,7 +292,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
 
 def test_upgrade_is_idempotent(db_url: str) -> None:
     upgrade(db_url)
-    assert current_revision(db_url) == "0006"
+    assert current_revision(db_url) == "0007"
 
 
 def test_no_drift_after_upgrade(db_url: str) -> None:
@@ -268,10 +306,7 @@ def test_constraint_names_follow_convention(db_url: str) -> None:
         log_block_uniques = {uc["name"] for uc in insp.get_unique_constraints("log_block")}
         assert log_block_uniques == {"uq_log_block_log_file_id_offset"}
         assert insp.get_pk_constraint("log_block")["name"] == "pk_log_block"
-        assert {fk["name"] for fk in insp.get_foreign_keys("log_block")} == {
-            "fk_log_block_log_file_id_log_file",
-            "fk_log_block_table_id_hudi_table",
-        }
+        assert {fk["name"] for fk in insp.get_foreign_keys("log_block")} == {"fk_log_block_log_file_id_log_file"}
         assert index_names(insp, "log_block") == {
             "ix_log_block_file_summary",
             "ix_log_block_table_instant",
