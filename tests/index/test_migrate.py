@@ -6,6 +6,7 @@ import datetime as dt
 import io
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic import command
@@ -207,18 +208,23 @@ def test_0004_adds_service_state_and_steps_back_keeping_the_rest(fresh_url: str)
         engine.dispose()
 
 
+def one_block() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Rows of a table, one log file and one committed block of it (min event time 5), as 0001-0007 take them."""
+    row = {"id": 1, "base_path": "/t", "name": "t", "table_type": "MERGE_ON_READ", "table_version": 6}
+    row |= {"timeline_layout": 1, "record_key_fields": "id", "options": "{}", "registered_at": dt.datetime.now(dt.UTC)}
+    log = {"id": 1, "table_id": 1, "partition_path": "p", "name": ".f_1.log.1_0-1-0", "file_id": "f"}
+    log |= {"base_instant": "1", "version": 1, "write_token": "0-1-0", "size": 9, "indexed_offset": 9, "is_link": False}
+    block = {"table_id": 1, "log_file_id": 1, "offset": 0, "length": 9, "block_type": "avro_data"}
+    block |= {"status": "committed", "min_event_time": 5}
+    return row, log, block
+
+
 def test_0005_swaps_the_log_file_index_for_the_summary_index_keeping_blocks(fresh_url: str) -> None:
     """One revision up and down: blocks survive both steps; at 0005 the covering summary index replaces the
     one-column log file index (the unique (log_file_id, offset) index still leads with log_file_id)."""
     upgrade(fresh_url, "0004")
     engine = create_engine(fresh_url, poolclass=pool.NullPool)
-    now = dt.datetime.now(dt.UTC)
-    row = {"id": 1, "base_path": "/t", "name": "t", "table_type": "MERGE_ON_READ", "table_version": 6}
-    row |= {"timeline_layout": 1, "record_key_fields": "id", "options": "{}", "registered_at": now}
-    log = {"id": 1, "table_id": 1, "partition_path": "p", "name": ".f_1.log.1_0-1-0", "file_id": "f"}
-    log |= {"base_instant": "1", "version": 1, "write_token": "0-1-0", "size": 9, "indexed_offset": 9, "is_link": False}
-    block = {"table_id": 1, "log_file_id": 1, "offset": 0, "length": 9, "block_type": "avro_data"}
-    block |= {"status": "committed", "min_event_time": 5}
+    row, log, block = one_block()
 
     def log_block_indexes() -> set[str | None]:
         return index_names(inspect(engine), "log_block")
@@ -247,13 +253,7 @@ def test_0007_drops_the_blocks_table_foreign_key_keeping_blocks_and_the_rest(fre
     steps; only the foreign key from `log_block.table_id` to `hudi_table` goes, and comes back."""
     upgrade(fresh_url, "0006")
     engine = create_engine(fresh_url, poolclass=pool.NullPool)
-    now = dt.datetime.now(dt.UTC)
-    row = {"id": 1, "base_path": "/t", "name": "t", "table_type": "MERGE_ON_READ", "table_version": 6}
-    row |= {"timeline_layout": 1, "record_key_fields": "id", "options": "{}", "registered_at": now}
-    log = {"id": 1, "table_id": 1, "partition_path": "p", "name": ".f_1.log.1_0-1-0", "file_id": "f"}
-    log |= {"base_instant": "1", "version": 1, "write_token": "0-1-0", "size": 9, "indexed_offset": 9, "is_link": False}
-    block = {"table_id": 1, "log_file_id": 1, "offset": 0, "length": 9, "block_type": "avro_data"}
-    block |= {"status": "committed", "min_event_time": 5}
+    row, log, block = one_block()
 
     def shape() -> tuple[set[str | None], set[tuple[str, ...]], set[str | None]]:
         insp = inspect(engine)
