@@ -34,7 +34,7 @@ from hudi_meta.format.avro_arrow import (
     records_to_arrow,
 )
 from hudi_meta.format.avro_columnar import decode_flat_avro, decode_flat_avro_blocks
-from hudi_meta.format.log_block import BLOCK_CONTENT_VERSION, BlockType, LogBlock
+from hudi_meta.format.log_block import AVRO_BLOCK_TYPES, BLOCK_CONTENT_VERSION, BlockType, LogBlock
 
 __all__ = [
     "BlockDecodeError",
@@ -345,7 +345,7 @@ def decode_data_block(block: LogBlock, content: bytes, schema: pa.Schema | None 
 
 
 def _decode_data_block(block: LogBlock, content: bytes, schema: pa.Schema | None) -> pa.Table:
-    if block.block_type in (BlockType.AVRO_DATA, BlockType.CDC_DATA):
+    if block.block_type in AVRO_BLOCK_TYPES:
         if block.schema is None:
             raise BlockDecodeError("Avro data block without a SCHEMA header")
         target = schema if schema is not None else arrow_schema_from_avro_json(block.schema)
@@ -367,8 +367,7 @@ def decode_avro_blocks_together(
     few records, a schema that is not flat) or any of its checks fails: decode them one by one then, which
     stays the authority on every error."""
     header = blocks[0].schema if blocks else None
-    avro = (BlockType.AVRO_DATA, BlockType.CDC_DATA)
-    if header is None or any(b.block_type not in avro or b.schema != header for b in blocks):
+    if header is None or any(b.block_type not in AVRO_BLOCK_TYPES or b.schema != header for b in blocks):
         return None
     try:
         target = schema if schema is not None else arrow_schema_from_avro_json(header)

@@ -39,11 +39,16 @@ def log_file_name(
     return f".{file_id}_{instant}.{extension}.{version}{token}{suffix}"
 
 
-def log_file_id_and_token(name: str) -> tuple[str, str]:
-    """The file id and write token ("" if none) of a log file name (ValueError if it is none)."""
+def _log_match(name: str) -> re.Match[str]:
     m = LOG_FILE_RE.match(name)
     if m is None:
         raise ValueError(f"not a Hudi log file name: {name!r}")
+    return m
+
+
+def log_file_id_and_token(name: str) -> tuple[str, str]:
+    """The file id and write token ("" if none) of a log file name (ValueError if it is none)."""
+    m = _log_match(name)
     return m["file_id"], m["token"] or ""
 
 
@@ -60,10 +65,9 @@ class LogFileName:
 
     @classmethod
     def parse(cls, name: str) -> LogFileName:
-        m = LOG_FILE_RE.match(name)
-        if m is None:
-            raise ValueError(f"not a Hudi log file name: {name!r}")
-        file_id, instant, extension, version, token, cdc = m.groups()  # one call: a plan parses 10^5 names
+        file_id, instant, extension, version, token, cdc = _log_match(
+            name
+        ).groups()  # one call: a plan parses 10^5 names
         return cls(file_id, instant, int(version), token or "", extension, cdc is not None)
 
     @classmethod

@@ -35,6 +35,10 @@ class BlockType(IntEnum):
         return self.name.lower()
 
 
+# blocks whose content is Avro: a format version, a record count, then length-prefixed datums
+AVRO_BLOCK_TYPES = (BlockType.AVRO_DATA, BlockType.CDC_DATA)
+
+
 class HeaderKey(IntEnum):
     """HeaderMetadataType ordinals; MIN_EVENT_TIME (9) is hudi-meta's opt-in key, unknown to stock Hudi."""
 

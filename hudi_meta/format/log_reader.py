@@ -16,7 +16,16 @@ import struct
 from collections.abc import Iterator, Sequence
 from typing import BinaryIO
 
-from hudi_meta.format.log_block import INT32, INT32_PAIR, INT64, MAGIC, BlockType, LogBlock, decode_header
+from hudi_meta.format.log_block import (
+    AVRO_BLOCK_TYPES,
+    INT32,
+    INT32_PAIR,
+    INT64,
+    MAGIC,
+    BlockType,
+    LogBlock,
+    decode_header,
+)
 from hudi_meta.storage.base import Storage
 
 log = logging.getLogger(__name__)
@@ -27,7 +36,6 @@ _MIN_BLOCK_SIZE = 4 + 4 + 4 + 8 + 4 + 8  # version, type, empty header, content 
 _HEADER_CHUNK = 16 * 1024
 _HEAD = len(MAGIC) + 8  # magic and block size
 _ON_DISK_TYPES = {t.value: t for t in BlockType if t != BlockType.CORRUPT}
-_COUNTED = (BlockType.AVRO_DATA, BlockType.CDC_DATA)  # content starts with a format version and record count
 
 
 class _File:
@@ -151,7 +159,7 @@ def _parse_body(file: _File, buf: bytes, base: int, offset: int, block_end: int)
     if end != f + footer_len:
         raise ValueError("footer does not end at the reverse pointer")
     record_count = None
-    if block_type in _COUNTED and content_length >= 8:
+    if block_type in AVRO_BLOCK_TYPES and content_length >= 8:
         cbuf, c = _bytes_at(file, buf, base - body_start, content_offset + 4, 4)
         (record_count,) = INT32.unpack_from(cbuf, c)
     return LogBlock(

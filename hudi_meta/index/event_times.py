@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, bindparam, select, update
@@ -20,23 +20,35 @@ from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import chunks
 from hudi_meta.index.states import BlockStatus
+from hudi_meta.table.fs_view import ViewInputs
 from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
 
 StatTimes = dict[tuple[str, str, str], tuple[int | None, int | None]]
 
 
-def status_rule(
-    conn: Connection, table: HudiTable, table_id: int, rolled_back: Iterable[str] = ()
-) -> Callable[[str | None], BlockStatus]:
-    """The status of a readable block of an instant: rolled back when a rollback names the instant (a stored
-    command block, a rollback instant, or one of `rolled_back`: targets of command blocks not stored yet),
-    else committed or uncommitted by `ViewInputs.is_committed`."""
+@dataclass
+class StatusRule:
+    """The status of a readable block of an instant: rolled back when a rollback names the instant (a command
+    block or a rollback instant: `rolled_back`), else committed or uncommitted by `ViewInputs.is_committed`."""
+
+    rolled_back: set[str]
+    inputs: ViewInputs
+
+    def __call__(self, instant: str | None) -> BlockStatus:
+        if instant in self.rolled_back:
+            return BlockStatus.ROLLED_BACK
+        if instant is not None and self.inputs.is_committed(instant):
+            return BlockStatus.COMMITTED
+        return BlockStatus.UNCOMMITTED
+
+
+def status_rule(conn: Connection, table: HudiTable, table_id: int) -> StatusRule:
+    """The rule as the store and the timeline give it now: rollbacks named by the stored command blocks and by
+    the rollback instants. Command blocks scanned later are added to `rolled_back` by whoever scans them."""
     b = log_block_table
     s = table_service_table
-    inputs = table.view_inputs()
-    rolled: set[str] = set(rolled_back)
-    rolled.update(
+    rolled: set[str] = set(
         conn.execute(
             select(b.c.target_instant)
             .where(b.c.table_id == table_id, b.c.block_type == "command", b.c.target_instant.is_not(None))
@@ -45,15 +57,7 @@ def status_rule(
     )
     for (summary,) in conn.execute(select(s.c.summary).where(s.c.table_id == table_id, s.c.action == Action.ROLLBACK)):
         rolled.update(json.loads(summary).get("commits_rollback", []))
-
-    def status(instant: str | None) -> BlockStatus:
-        if instant in rolled:
-            return BlockStatus.ROLLED_BACK
-        if instant is not None and inputs.is_committed(instant):
-            return BlockStatus.COMMITTED
-        return BlockStatus.UNCOMMITTED
-
-    return status
+    return StatusRule(rolled, table.view_inputs())
 
 
 def resolve_status(engine: Engine, table: HudiTable, table_id: int) -> None:

@@ -16,7 +16,7 @@ from sqlalchemy import Connection, Engine, delete, select, update
 from hudi_meta.format.log_block import BlockType, LogBlock
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index import event_time_source as ets
-from hudi_meta.index.event_times import stat_times_apply, status_rule, write_stat_times
+from hudi_meta.index.event_times import StatusRule, stat_times_apply, status_rule, write_stat_times
 from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import file_group_table, file_slice_table, log_block_table, log_file_table
 from hudi_meta.index.run_stats import IndexRunStats
@@ -41,10 +41,11 @@ def sync_files(
     with engine.begin() as conn:
         slice_ids = _sync_slices(conn, table_id, groups, table.view_inputs())
         to_scan = _sync_log_files(conn, table_id, groups, slice_ids, stats)
+        status_of = status_rule(conn, table, table_id)  # once: each batch adds the rollbacks it scans
     done = 0
     for batch in chunks(to_scan, batch_files):
         progress("index: log files scanned", done, len(to_scan))
-        _scan_batch(engine, table, table_id, stats, batch)
+        _scan_batch(engine, table, table_id, stats, batch, status_of)
         done += len(batch)
     if to_scan:
         progress("index: log files scanned", done, len(to_scan))
@@ -236,7 +237,12 @@ def _sync_log_files(
 
 
 def _scan_batch(
-    engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats, batch: Sequence[tuple[int, int, LogFile]]
+    engine: Engine,
+    table: HudiTable,
+    table_id: int,
+    stats: IndexRunStats,
+    batch: Sequence[tuple[int, int, LogFile]],
+    status_of: StatusRule,
 ) -> None:
     """Read the new blocks of a batch of log files and store them with the files' new offsets, in one transaction."""
     lf = log_file_table
@@ -259,23 +265,24 @@ def _scan_batch(
         if applies
         else {}
     )
+    # each block stored with its instant's status now (resolve_status corrects what changes later): one write
+    # of each row, not an insert and an update of all of them
+    status_of.rolled_back.update(
+        b.target_instant_time for _, _, b in found if b.block_type is BlockType.COMMAND and b.target_instant_time
+    )
+    rows = [
+        _block_row(
+            table_id,
+            file_id,
+            b,
+            BlockStatus.CORRUPT if b.is_corrupt else status_of(b.instant_time),
+            applies,
+            stat_times.get((b.instant_time or "", log.partition, log.name)),
+        )
+        for file_id, log, b in found
+    ]
     ours: set[int] = set()  # files this run advanced: their blocks are the ones it adds
     with engine.begin() as conn:
-        # each block stored with its instant's status now (resolve_status corrects what changes later): one
-        # write of each row, not an insert and an update of all of them
-        targets = {b.target_instant_time for _, _, b in found if b.block_type is BlockType.COMMAND}
-        status_of = status_rule(conn, table, table_id, {t for t in targets if t is not None})
-        rows = [
-            _block_row(
-                table_id,
-                file_id,
-                b,
-                BlockStatus.CORRUPT if b.is_corrupt else status_of(b.instant_time),
-                applies,
-                stat_times.get((b.instant_time or "", log.partition, log.name)),
-            )
-            for file_id, log, b in found
-        ]
         for file_id, old, new, size in advanced:
             # optimistic: another indexer that already advanced this file wins, ours is a no-op
             advance = update(lf).where(lf.c.id == file_id, lf.c.indexed_offset == old)

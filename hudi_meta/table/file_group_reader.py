@@ -37,7 +37,7 @@ from hudi_meta.format.block_content import (
     decode_data_block,
     decode_delete_records,
 )
-from hudi_meta.format.log_block import BlockType, LogBlock
+from hudi_meta.format.log_block import AVRO_BLOCK_TYPES, BlockType, LogBlock
 from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.storage.base import Storage
 
@@ -262,7 +262,7 @@ def decode_log_blocks(
     for path, file_blocks in groupby(blocks, key=itemgetter(0)):
         in_file = [block for _, block in file_blocks]
         for block, content in zip(in_file, read_contents(storage, path, in_file), strict=True):
-            joins = block.block_type in AVRO_BLOCKS and block.schema is not None
+            joins = block.block_type in AVRO_BLOCK_TYPES and block.schema is not None
             if run and (not joins or block.schema != run[0][1].schema or run_bytes + len(content) > RUN_BYTES):
                 decoder.decode_run(run)
                 run, run_bytes = [], 0
@@ -273,9 +273,6 @@ def decode_log_blocks(
                 decoder.decode(path, block, content)
     decoder.decode_run(run)
     return decoder.tables, decoder.parts, decoder.schema
-
-
-AVRO_BLOCKS = (BlockType.AVRO_DATA, BlockType.CDC_DATA)
 
 
 class _LogDecoder:
