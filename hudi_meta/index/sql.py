@@ -7,7 +7,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import psycopg
 from sqlalchemy import Connection, Engine, Executable, Table, text
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -62,6 +61,8 @@ def _copy_insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str,
     temporary table of the same column types, then one INSERT ... SELECT ... ON CONFLICT DO NOTHING. An
     executemany sends one statement per row (SQLAlchemy batches psycopg inserts only with RETURNING), 5x
     slower at 10^5 rows; the staging copy doubles the writes, so it is kept for when it is needed."""
+    from psycopg.errors import UniqueViolation  # here: psycopg is installed with PostgreSQL support only
+
     names = list(rows[0].keys())
     quote = conn.dialect.identifier_preparer.quote
     columns = ", ".join(quote(n) for n in names)
@@ -69,7 +70,7 @@ def _copy_insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[str,
         with conn.begin_nested():
             _copy(conn, f"{quote(table.name)} ({columns})", names, rows)
         return
-    except psycopg.errors.UniqueViolation:  # the driver's own: COPY runs on its cursor
+    except UniqueViolation:  # the driver's own: COPY runs on its cursor
         pass
     staging = quote(f"staging_{table.name}")
     conn.exec_driver_sql(

@@ -197,3 +197,19 @@ def test_a_missing_spark_extra_is_one_line_naming_the_install(command: list[str]
     line = one_line(out.stderr)
     assert line.startswith("hudi-meta: error: ") and "pip install 'hudi-meta[spark]'" in line, line
     assert tree(root) == before
+
+
+def test_a_sqlite_store_needs_no_postgresql_driver(trips: Path, store: str) -> None:
+    """psycopg comes with the `postgres` extra only: without it, indexing into and reading from a SQLite store
+    work (a module-level import of it once broke every command on a plain install)."""
+    program = (
+        "import sys; sys.modules['psycopg'] = None\n"  # `import psycopg` now fails, as when it is missing
+        "from hudi_meta.cli.main import main\n"
+        "code = main(sys.argv[1:3] + ['index', sys.argv[3]])\n"
+        "sys.exit(code or main(sys.argv[1:3] + ['show', 'blocks', sys.argv[3], '--json']))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", program, "--db", store, str(trips)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert '"status": "committed"' in out.stdout
