@@ -12,7 +12,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, make_url, pool
+from sqlalchemy import Engine, create_engine, event, make_url, pool
 
 import hudi_meta.migrations
 from hudi_meta.index.db import resolve_db_url
@@ -32,18 +32,36 @@ def alembic_config(url: str) -> Config:
     return config
 
 
-def _migration_engine(url: str) -> Engine:
-    # Not db.make_engine: batch mode recreates SQLite tables, and with the foreign-key pragma on, dropping
-    # the old copy would cascade deletes into child tables.
+def _migration_engine(url: str, writes: bool = False) -> Engine:
+    """Not db.make_engine: batch mode recreates SQLite tables, and with the foreign-key pragma on, dropping the
+    old copy would cascade deletes into child tables.
+
+    With `writes` on SQLite, each transaction is the database's own, begun with BEGIN IMMEDIATE: the driver
+    runs DDL (CREATE, ALTER, DROP) outside any transaction by itself, so a migration killed halfway left its
+    first steps done (a batch copy's temporary table) and every later upgrade failing; and two upgrades at
+    once now take turns (the second finds the store upgraded) instead of both starting on the same revision.
+    """
     url = resolve_db_url(url)
-    connect_args = {"timeout": 60} if url.startswith("sqlite") else {}
-    return create_engine(url, poolclass=pool.NullPool, connect_args=connect_args)
+    if not url.startswith("sqlite"):
+        return create_engine(url, poolclass=pool.NullPool)
+    engine = create_engine(url, poolclass=pool.NullPool, connect_args={"timeout": 60})
+    if writes:
+
+        @event.listens_for(engine, "connect")
+        def _driver_leaves_transactions_alone(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+            dbapi_connection.isolation_level = None
+
+        @event.listens_for(engine, "begin")
+        def _begin_immediate(connection):  # type: ignore[no-untyped-def]
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
 
 
 def upgrade(url: str, revision: str = "head") -> None:
     """Upgrade the store at `url` to `revision` (default: the newest), creating its tables if needed."""
     config = alembic_config(url)
-    engine = _migration_engine(url)
+    engine = _migration_engine(url, writes=True)
     try:
         with engine.begin() as connection:
             config.attributes["connection"] = connection
@@ -55,7 +73,7 @@ def upgrade(url: str, revision: str = "head") -> None:
 def downgrade(url: str, revision: str = "base") -> None:
     """Downgrade the store at `url` to `revision` (default: `base`, which drops every table)."""
     config = alembic_config(url)
-    engine = _migration_engine(url)
+    engine = _migration_engine(url, writes=True)
     try:
         with engine.begin() as connection:
             config.attributes["connection"] = connection

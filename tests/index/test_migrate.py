@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import signal
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, inspect, pool
+from sqlalchemy import create_engine, func, inspect, pool, select
 from sqlalchemy.engine import Inspector
 from sqlalchemy.exc import IntegrityError
 
@@ -248,6 +251,58 @@ def test_0005_swaps_the_log_file_index_for_the_summary_index_keeping_blocks(fres
         engine.dispose()
 
 
+def test_0006_fills_each_log_file_summary_from_its_blocks_and_steps_back(fresh_url: str) -> None:
+    """One revision up and down: at 0006 each log file already indexed carries the summary of its data and
+    delete blocks, worked out by hand below from the rules of `hudi_meta.index.log_file_summary`; blocks and
+    files survive both steps."""
+    upgrade(fresh_url, "0005")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    row, log, _ = one_block()
+    logs = [log | {"id": i, "name": f".f_1.log.{i}_0-1-0", "version": i} for i in (1, 2, 3, 4)]
+
+    def block(file: int, offset: int, kind: str, status: str, instant: str, lo: int | None, source: str | None) -> Any:
+        row = {"table_id": 1, "log_file_id": file, "offset": offset, "length": 9, "block_type": kind}
+        return row | {"status": status, "instant": instant, "min_event_time": lo, "min_event_time_source": source}
+
+    blocks = [
+        block(1, 0, "avro_data", "committed", "101", 50, "header"),  # file 1: min of the committed blocks,
+        block(1, 9, "delete", "committed", "103", 40, "write_stat"),  # the newest instant of any block
+        block(1, 18, "avro_data", "rolled_back", "105", 10, "header"),
+        block(2, 0, "avro_data", "uncommitted", "107", None, None),  # file 2: uncommitted, no committed time
+        block(3, 0, "parquet_data", "committed", "102", None, None),  # file 3: a committed block unresolved
+        block(3, 9, "avro_data", "committed", "102", 70, "record_scan"),
+        block(4, 0, "command", "committed", "109", None, None),  # file 4: no data or delete block
+    ]
+    expected = {
+        1: (40, "105", False, False),
+        2: (None, "107", True, False),
+        3: (70, "102", False, True),
+        4: (None, None, False, False),
+    }
+    f = log_file_table.c
+    try:
+        with engine.begin() as conn:  # at 0005: the model's new columns are left out of these inserts
+            conn.execute(hudi_table.insert(), row)
+            conn.execute(log_file_table.insert(), logs)
+            conn.execute(log_block_table.insert(), blocks)
+        upgrade(fresh_url, "0006")
+        with engine.connect() as conn:
+            summaries = select(
+                f.id, f.min_event_time, f.last_block_instant, f.has_uncommitted, f.has_unknown_event_time
+            )
+            got = {r[0]: (r[1], r[2], bool(r[3]), bool(r[4])) for r in conn.execute(summaries)}
+        assert got == expected
+        downgrade(fresh_url, "0005")
+        assert current_revision(fresh_url) == "0005"
+        columns = {c["name"] for c in inspect(engine).get_columns("log_file")}
+        assert not {"min_event_time", "last_block_instant", "has_uncommitted", "has_unknown_event_time"} & columns
+        with engine.connect() as conn:
+            assert conn.execute(select(func.count()).select_from(log_block_table)).scalar() == len(blocks)
+            assert conn.execute(select(func.count()).select_from(log_file_table)).scalar() == len(logs)
+    finally:
+        engine.dispose()
+
+
 def test_0007_drops_the_blocks_table_foreign_key_keeping_blocks_and_the_rest(fresh_url: str) -> None:
     """One revision up and down: blocks, their indexes, unique key and log file foreign key survive both
     steps; only the foreign key from `log_block.table_id` to `hudi_table` goes, and comes back."""
@@ -273,6 +328,44 @@ def test_0007_drops_the_blocks_table_foreign_key_keeping_blocks_and_the_rest(fre
         assert after == (before[0], {("log_file_id",)}, before[2])
         downgrade(fresh_url, "0006")
         assert shape() == before
+        with engine.connect() as conn:
+            assert conn.execute(log_block_table.select()).one().min_event_time == 5
+    finally:
+        engine.dispose()
+
+
+KILL_AT_COPY = """
+import os, signal, sys
+from sqlalchemy import Engine, event
+from hudi_meta.index.migrate import upgrade
+
+def kill_at_the_copy(conn, cursor, statement, *_):
+    if statement.startswith("INSERT INTO _alembic_tmp_log_block"):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+event.listen(Engine, "before_cursor_execute", kill_at_the_copy)
+upgrade(sys.argv[1])
+"""
+
+
+def test_an_upgrade_killed_halfway_leaves_nothing_of_itself(sqlite_url: str) -> None:
+    """kill -9 in the middle of 0007's batch copy, after it created its temporary table. SQLite's driver ran
+    DDL outside any transaction, so that table stayed and every later upgrade failed on it; an upgrade is now
+    one transaction: the store is as before the kill and the next upgrade succeeds."""
+    upgrade(sqlite_url, "0006")
+    engine = create_engine(sqlite_url, poolclass=pool.NullPool)
+    row, log, block = one_block()
+    with engine.begin() as conn:
+        conn.execute(hudi_table.insert(), row)
+        conn.execute(log_file_table.insert(), log)
+        conn.execute(log_block_table.insert(), block)
+    killed = subprocess.run([sys.executable, "-c", KILL_AT_COPY, sqlite_url], capture_output=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    try:
+        assert current_revision(sqlite_url) == "0006"
+        assert "_alembic_tmp_log_block" not in table_names(sqlite_url)
+        upgrade(sqlite_url)
+        assert current_revision(sqlite_url) == head_revision()
         with engine.connect() as conn:
             assert conn.execute(log_block_table.select()).one().min_event_time == 5
     finally:
