@@ -117,10 +117,13 @@ def rollback_failed_write(
     for m in markers:
         path = posixpath.join(table.base_path, m.path)
         deletes = _deletes(table, m, path, target)
+        # A writer killed between its marker and its first byte leaves a marker for a log file that does not exist:
+        # nothing of the failed write is in it, so there is nothing to roll back there.
+        never_written = not deletes and not table.storage.exists(path)
         try:
             if deletes:
                 table.storage.delete(path)
-            elif table.storage.exists(path):
+            elif not never_written:
                 append_blocks(table.storage, path, [rollback_block(rollback_time, target)])
             report.actions.append(FileAction("delete" if deletes else _operation(m), m.path, True))
         except OSError as e:
@@ -133,7 +136,7 @@ def rollback_failed_write(
                 success_delete_files=(*meta.success_delete_files, m.path),
                 rollback_log_files=meta.rollback_log_files,
             )
-        else:
+        elif not never_written:
             meta = RollbackPartitionMetadata(
                 partition_path=m.partition,
                 success_delete_files=meta.success_delete_files,

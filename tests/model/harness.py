@@ -26,7 +26,7 @@ from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord
-from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.file_names import LogFileName, log_file_name
 from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
@@ -42,6 +42,7 @@ from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
 from hudi_meta.table.check import UNCOMMITTED_LINK, check_files
 from hudi_meta.table.cleaned import CleanedDataError
 from hudi_meta.table.instant import WRITE_ACTIONS
+from hudi_meta.table.markers import APPEND, create_marker
 from hudi_meta.table.rollback import rollback_compaction, rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.writer import WriteClient, create_table
@@ -260,12 +261,17 @@ class ModelTable:
         self.model.commit(instant)
         self.log.append(f"commit open writer {instant}")
 
-    def failed_write(self, ops: Sequence[Op], block_format: str = "avro") -> str:
-        """A write that dies before its commit (its heartbeat is left to expire)."""
+    def failed_write(self, ops: Sequence[Op], block_format: str = "avro", unwritten_file: bool = False) -> str:
+        """A write that dies before its commit (its heartbeat is left to expire); with `unwritten_file` it dies
+        right after marking one more log file, before that file's first byte."""
         with self.begin() as w:
             self.append(w, ops, block_format)
+            if unwritten_file:
+                (partition, _), file_id = min(self.file_ids.items())
+                name = log_file_name(file_id, w.instant, 99, "0-0-0")
+                create_marker(self.table.storage, self.table.meta_path, w.instant, partition, name, APPEND)
         self.failed.append(w.instant)
-        self.log.append(f"failed write {w.instant} {block_format} {list(ops)}")
+        self.log.append(f"failed write {w.instant} {block_format} unwritten_file={unwritten_file} {list(ops)}")
         return w.instant
 
     def roll_back_failed(self) -> None:

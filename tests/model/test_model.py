@@ -119,9 +119,9 @@ class ModelMachine(RuleBasedStateMachine):
 
     # one dead write at a time (a pending write makes `schedule` refuse: defect 1, with its own regression test)
     @precondition(lambda self: not self.table.failed)
-    @rule(data=ops, block_format=block_formats)
-    def failed_write(self, data: list[Op], block_format: str) -> None:
-        self.table.failed_write(data, block_format)
+    @rule(data=ops, block_format=block_formats, unwritten_file=st.booleans())
+    def failed_write(self, data: list[Op], block_format: str, unwritten_file: bool) -> None:
+        self.table.failed_write(data, block_format, unwritten_file)
 
     @precondition(lambda self: bool(self.table.failed))
     @rule()

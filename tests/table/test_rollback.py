@@ -74,3 +74,28 @@ def test_rollback_is_idempotent_after_a_crash_midway(tmp_path: Path) -> None:
     again = rollback_failed_writes(HudiTable.open(str(path)))
     assert again and again[0].target == w.instant and again[0].instant != first.instant
     assert rows(HudiTable.open(str(path)).read("snapshot")) == before
+
+
+def test_a_marker_whose_log_file_was_never_written_rolls_back(tmp_path: Path) -> None:
+    """A writer killed after it marked an append but before the log file's first byte (seen in CI: kill -9 during
+    ingest) leaves a marker for a file that does not exist; the rollback completes and the next write works."""
+    path = tmp_path / "demo"
+    table = write_demo(path)
+    before = rows(table.read("snapshot"))
+    w = failed_write(table)
+    appended = next(m for m in list_markers(table.storage, table.meta_path, w.instant) if m.kind == "APPEND")
+    (path / appended.path).unlink()  # as if the kill came between the marker and the file
+
+    reports = rollback_failed_writes(HudiTable.open(str(path)))
+    assert [r.target for r in reports] == [w.instant] and all(a.done for a in reports[0].actions)
+    table = HudiTable.open(str(path))
+    assert rows(table.read("snapshot")) == before == hudi_rs_rows(path, "snapshot")
+    assert not (path / appended.path).exists()  # a rollback block would have created it
+    assert table.timeline.instant(w.instant) is None and table.timeline.instants[-1].action == Action.ROLLBACK
+
+    nxt = WriteClient(table)
+    nxt.begin()
+    fg = next(fg for fg in table.file_groups() if fg.partition == "region=eu")
+    nxt.append_log("region=eu", fg.file_id, batch("eu", [70], 9_500))
+    nxt.commit()
+    assert rows(HudiTable.open(str(path)).read("snapshot")) == hudi_rs_rows(path, "snapshot")
