@@ -19,10 +19,11 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from hudi_meta.spark.routing import BUCKET_COL, PARTITION_COL, routed
 from pyspark.sql import DataFrame
-from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord
@@ -42,8 +43,6 @@ from hudi_meta.table.writer import (
 )
 
 OPERATIONS = ("upsert", "insert", "delete")
-PARTITION_COL = "_hm_partition"
-BUCKET_COL = "_hm_bucket"
 
 
 @dataclass(frozen=True)
@@ -58,45 +57,17 @@ class _Plan:
     block_format: str
     fail_task_attempts: int = 0  # testing hook: attempts numbered below this fail after writing their files
 
-    def route(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """Add the partition path and bucket of each row."""
-        config = self.ctx.config
-        fields = config.partition_fields
-        hash_fields = config.bucket_hash_fields
-        paths: dict[tuple[object, ...], str] = {}
-        for batch in batches:
-            table = pa.Table.from_batches([batch])
-            keys = self.ctx.record_keys(table)
-            columns = [table.column(f).to_pylist() for f in fields]
-            partitions = [""] * len(keys)
-            if fields:
-                partitions = [
-                    paths.get(vals) or paths.setdefault(vals, config.partition_path(vals))
-                    for vals in zip(*columns, strict=True)
-                ]
-            buckets = bucket_index.bucket_ids(keys, self.num_buckets, hash_fields)
-            yield from (
-                table.append_column(PARTITION_COL, pa.array(partitions, pa.string()))
-                .append_column(BUCKET_COL, pa.array(buckets, pa.int32()))
-                .to_batches()
-            )
-
     def write(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Write every file group whose rows this task received; yield one write stat (JSON) each."""
-        groups: dict[tuple[str, int], list[pa.RecordBatch]] = {}
-        for batch in batches:
-            table = pa.Table.from_batches([batch])
-            for part, bucket in set(
-                zip(table.column(PARTITION_COL).to_pylist(), table.column(BUCKET_COL).to_pylist(), strict=True)
-            ):
-                mask = pc.and_(pc.equal(table.column(PARTITION_COL), part), pc.equal(table.column(BUCKET_COL), bucket))
-                groups.setdefault((part, bucket), []).extend(table.filter(mask).to_batches())
+        received = list(batches)
         stats = []
-        for (part, bucket), parts in sorted(groups.items()):
-            data = pa.Table.from_batches(parts).drop_columns([PARTITION_COL, BUCKET_COL])
-            stat = self._write_group(part, bucket, data)
-            if stat is not None:
-                stats.append(json.dumps(stat.to_dict()))
+        if received:
+            table, keys = _by_file_group_and_key(pa.Table.from_batches(received), self.ctx)
+            for part, bucket, start, length in _file_group_runs(table):
+                data = table.slice(start, length).drop_columns([PARTITION_COL, BUCKET_COL])
+                stat = self._write_group(part, bucket, data, keys.slice(start, length))
+                if stat is not None:
+                    stats.append(json.dumps(stat.to_dict()))
         if self.fail_task_attempts:
             from pyspark import TaskContext
 
@@ -105,21 +76,29 @@ class _Plan:
                 raise RuntimeError(f"task attempt {context.attemptNumber()} fails after writing (testing hook)")
         yield pa.RecordBatch.from_pydict({"stat": stats}, schema=pa.schema([("stat", pa.string())]))
 
-    def _write_group(self, partition: str, bucket: int, data: pa.Table) -> WriteStat | None:
+    def _write_group(self, partition: str, bucket: int, data: pa.Table, keys: pa.Array) -> WriteStat | None:
+        """Write one file group's rows (in record key order, `keys` theirs)."""
         target = self.targets.get((partition, bucket))
-        data = _in_key_order(data, self.ctx)  # the same bytes in every attempt of this task
         if self.operation == "delete":
             if target is None:
                 return None  # nothing was ever written to this bucket
-            deletes = [DeleteRecord(k, partition) for k in self.ctx.record_keys(data)]
+            deletes = [DeleteRecord(k, partition) for k in keys.to_pylist()]
             return append_to_file_group(self.ctx, target, None, deletes)
         data = _conform(data, self.schema)
         if self.operation == "upsert":
-            data = _latest_per_key(data, self.ctx)
+            data = _latest_per_key(data, keys, self.ctx)
         if target is None:
             file_id = _bucket_file_id(self.ctx, partition, bucket)
             return write_new_file_group(self.ctx, partition, data, file_id, self.schema)
         return append_to_file_group(self.ctx, target, data, (), self.block_format, self.schema)
+
+
+def _write_tasks(df: DataFrame, file_groups: int) -> int:
+    """How many tasks write the file groups: as many as the input has partitions (the input's size decides it),
+    at least two per core so Spark can even out the load, never more than the file groups we know of. Each
+    Python task costs tens of milliseconds on its own, so a task per file group made small writes slow."""
+    cores = df.sparkSession.sparkContext.defaultParallelism
+    return max(1, min(file_groups, max(2 * cores, df.rdd.getNumPartitions())))
 
 
 def _bucket_file_id(ctx: WriteContext, partition: str, bucket: int) -> str:
@@ -129,10 +108,25 @@ def _bucket_file_id(ctx: WriteContext, partition: str, bucket: int) -> str:
     return f"{bucket:08d}{str(name)[8:]}-0"
 
 
-def _in_key_order(data: pa.Table, ctx: WriteContext) -> pa.Table:
-    """Rows sorted by record key (stable), whatever order the shuffle delivered them in."""
-    keys = pa.array(ctx.record_keys(data), pa.string())
-    return data.take(pc.sort_indices(keys))
+def _by_file_group_and_key(table: pa.Table, ctx: WriteContext) -> tuple[pa.Table, pa.Array]:
+    """The rows ordered by (partition, bucket, record key), stably, with their keys: whatever order the shuffle
+    delivered them in, every attempt of a task writes the same bytes."""
+    keys = ctx.record_key_array(table)
+    columns = pa.table({"p": table.column(PARTITION_COL), "b": table.column(BUCKET_COL), "k": keys})
+    order = pc.sort_indices(columns, sort_keys=[("p", "ascending"), ("b", "ascending"), ("k", "ascending")])
+    return table.take(order), keys.take(order)
+
+
+def _file_group_runs(table: pa.Table) -> Iterator[tuple[str, int, int, int]]:
+    """(partition, bucket, first row, row count) of each run of rows of one file group in a sorted table."""
+    partitions = pc.dictionary_encode(table.column(PARTITION_COL).combine_chunks())
+    codes = partitions.indices.to_numpy()
+    buckets = table.column(BUCKET_COL).to_numpy()
+    starts = np.flatnonzero(np.r_[True, (codes[1:] != codes[:-1]) | (buckets[1:] != buckets[:-1])])
+    ends = np.r_[starts[1:], len(codes)]
+    names = partitions.dictionary.to_pylist()
+    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+        yield names[codes[start]], int(buckets[start]), start, end - start
 
 
 def _one_stat_per_file_group(stats: list[WriteStat]) -> list[WriteStat]:
@@ -156,20 +150,19 @@ def _conform(data: pa.Table, schema: pa.Schema | None) -> pa.Table:
     return pa.Table.from_arrays([data.column(f.name).cast(f.type) for f in columns], schema=pa.schema(columns))
 
 
-def _latest_per_key(data: pa.Table, ctx: WriteContext) -> pa.Table:
-    """Pre-combine an upsert batch: per key, the row with the largest ordering value (ties: the last)."""
-    keys = ctx.record_keys(data)
-    if len(set(keys)) == len(keys):
+def _latest_per_key(data: pa.Table, keys: pa.Array, ctx: WriteContext) -> pa.Table:
+    """Pre-combine an upsert batch in record key order: per key, the row with the largest ordering value (ties:
+    the last)."""
+    if len(keys) < 2 or not pc.any(pc.equal(keys.slice(1), keys.slice(0, len(keys) - 1))).as_py():
         return data  # no key twice in the batch: nothing to combine
     ordering = ctx.config.merge_spec().ordering_field
-    values = data.column(ordering).to_pylist() if ordering and ordering in data.column_names else [None] * len(keys)
+    n = data.num_rows
+    values = data.column(ordering).to_pylist() if ordering and ordering in data.column_names else [None] * n
     best: dict[str, int] = {}
-    for i, (key, value) in enumerate(zip(keys, values, strict=True)):
+    for i, (key, value) in enumerate(zip(keys.to_pylist(), values, strict=True)):
         j = best.get(key)
         if j is None or values[j] is None or (value is not None and value >= values[j]):
             best[key] = i
-    if len(best) == len(keys):
-        return data
     return data.take(pa.array(sorted(best.values()), pa.int64()))
 
 
@@ -230,15 +223,10 @@ def _write(
     }
     schema = None if operation == "delete" else _target_schema(table, df, ctx)
     plan = _Plan(ctx, targets, num_buckets, schema, operation, block_format, fail_task_attempts)
-    routed_schema = StructType(
-        [*df.schema.fields, StructField(PARTITION_COL, StringType()), StructField(BUCKET_COL, IntegerType())]
-    )
-    routed = df.mapInArrow(plan.route, routed_schema)
-    # One task per (partition, bucket) file group as far as we know them, so Spark can even out the load.
-    known_partitions = {part for part, _ in targets} or {""}
-    tasks = max(1, min(num_buckets * len(known_partitions), 256))
+    tasks = _write_tasks(df, num_buckets * len({part for part, _ in targets} or {""}))
     client.begin()
-    rows = routed.repartition(tasks, PARTITION_COL, BUCKET_COL).mapInArrow(plan.write, "stat string").collect()
+    by_file_group = routed(df, ctx, num_buckets).repartition(tasks, PARTITION_COL, BUCKET_COL)
+    rows = by_file_group.mapInArrow(plan.write, "stat string").collect()
     client.stats = _one_stat_per_file_group([WriteStat.from_dict(json.loads(r.stat)) for r in rows])
     client.schema = schema
     return client.commit(operation.upper())

@@ -9,6 +9,8 @@ from __future__ import annotations
 import uuid
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 INDEX_TYPE = "hoodie.index.type"
 NUM_BUCKETS = "hoodie.bucket.index.num.buckets"
@@ -58,19 +60,37 @@ def new_bucket_file_id(bucket: int) -> str:
 
 
 def bucket_ids(record_keys: list[str], num_buckets: int, hash_fields: tuple[str, ...]) -> list[int]:
-    """`bucket_id` for many keys; simple ASCII keys are hashed vectorised (same values), others one by one."""
-    simple = all(k and k.isascii() and ":" not in k for k in record_keys)
-    if not simple or not record_keys:
-        return [bucket_id(k, num_buckets, hash_fields) for k in record_keys]
-    data = np.frombuffer("".join(record_keys).encode("ascii"), dtype=np.uint8).astype(np.uint32)
-    lengths = np.fromiter((len(k) for k in record_keys), dtype=np.int64, count=len(record_keys))
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    """`bucket_id` of each key."""
+    return bucket_id_array(pa.array(record_keys, pa.string()), num_buckets, hash_fields).to_pylist()  # type: ignore[no-any-return]
+
+
+def bucket_id_array(record_keys: pa.Array, num_buckets: int, hash_fields: tuple[str, ...]) -> pa.Array:
+    """`bucket_id` of each key as an int32 array: non-empty ASCII keys without ':' (simple keys, the common
+    case) are hashed on the array's bytes with numpy (the same values), other keys one by one."""
+    keys = record_keys.cast(pa.string())
+    if not _simple_ascii(keys):
+        return pa.array([bucket_id(k, num_buckets, hash_fields) for k in keys.to_pylist()], pa.int32())
+    offsets = np.frombuffer(keys.buffers()[1], dtype=np.int32)[keys.offset : keys.offset + len(keys) + 1]
+    data = np.frombuffer(keys.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]].astype(np.uint32)
+    starts = (offsets[:-1] - offsets[0]).astype(np.int64)
+    lengths = np.diff(offsets).astype(np.int64)
     ends = starts + lengths
-    position = np.arange(len(data), dtype=np.int64)
-    exponent = np.repeat(ends, lengths) - 1 - position
+    exponent = np.repeat(ends, lengths) - 1 - np.arange(len(data), dtype=np.int64)
     # 31^j modulo 2^32: uint32 array arithmetic wraps like Java's int arithmetic
     powers = np.ones(int(lengths.max()), dtype=np.uint32)
     powers[1:] = np.cumprod(np.full(len(powers) - 1, 31, dtype=np.uint32), dtype=np.uint32)
     string_hash = np.add.reduceat(data * powers[exponent], starts, dtype=np.uint32)
     list_hash = np.uint32(31) + string_hash  # List.hashCode of one element: 31 * 1 + hash
-    return ((list_hash & np.uint32(0x7FFFFFFF)) % np.uint32(num_buckets)).astype(np.int64).tolist()  # type: ignore[no-any-return]
+    return pa.array(((list_hash & np.uint32(0x7FFFFFFF)) % np.uint32(num_buckets)).astype(np.int32))
+
+
+def _simple_ascii(keys: pa.Array) -> bool:
+    """Keys `bucket_id` hashes whole (no ':'), each non-empty (numpy's reduceat needs one byte per key), ASCII
+    (one UTF-16 unit per byte)."""
+    return (
+        len(keys) > 0
+        and keys.null_count == 0
+        and pc.min(pc.binary_length(keys)).as_py() > 0
+        and pc.all(pc.string_is_ascii(keys)).as_py()
+        and not pc.any(pc.match_substring(keys, ":")).as_py()
+    )

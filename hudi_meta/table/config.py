@@ -135,11 +135,12 @@ class TableConfig:
 
     def partition_path(self, values: Sequence[object]) -> str:
         """The partition path of a record with these partition field values (as the key generators build it)."""
-        parts = []
-        for name, value in zip(self.partition_fields, values, strict=True):
-            text = "__HIVE_DEFAULT_PARTITION__" if value is None or value == "" else str(value)
-            parts.append(f"{name}={text}" if self.hive_style_partitioning else text)
-        return "/".join(parts)
+        return "/".join(self.partition_part(n, v) for n, v in zip(self.partition_fields, values, strict=True))
+
+    def partition_part(self, name: str, value: object) -> str:
+        """One field's level of a partition path."""
+        text = "__HIVE_DEFAULT_PARTITION__" if value is None or value == "" else str(value)
+        return f"{name}={text}" if self.hive_style_partitioning else text
 
     @property
     def timeline_timezone(self) -> dt.tzinfo:

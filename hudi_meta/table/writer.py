@@ -30,7 +30,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_meta.errors import HudiMetaError, UnsupportedTableError
@@ -53,7 +55,7 @@ from hudi_meta.storage.base import Storage
 from hudi_meta.table import bucket_index
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
 from hudi_meta.table.event_time import min_max_epoch_ms
-from hudi_meta.table.file_group_reader import drop_soft_deleted, record_keys
+from hudi_meta.table.file_group_reader import drop_soft_deleted, record_key_array, record_keys
 from hudi_meta.table.heartbeat import Heartbeat, HeartbeatConfig, HeartbeatExpiredError
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
@@ -136,19 +138,37 @@ def new_file_id() -> str:
     return f"{uuid.uuid4()}-0"
 
 
-def with_meta_columns(data: pa.Table, instant: str, partition: str, file_name: str, keys: Sequence[str]) -> pa.Table:
+def with_meta_columns(
+    data: pa.Table, instant: str, partition: str, file_name: str, keys: Sequence[str] | pa.Array
+) -> pa.Table:
     """Prepend Hudi's meta columns to `data` (replacing any already there)."""
     data = data.drop_columns([c for c in META_COLUMNS if c in data.column_names])
     n = data.num_rows
+    positions = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
     meta = {
-        "_hoodie_commit_time": pa.array([instant] * n, pa.string()),
-        "_hoodie_commit_seqno": pa.array([f"{instant}_0_{i}" for i in range(n)], pa.string()),
-        "_hoodie_record_key": pa.array(list(keys), pa.string()),
-        "_hoodie_partition_path": pa.array([partition] * n, pa.string()),
-        "_hoodie_file_name": pa.array([file_name] * n, pa.string()),
+        "_hoodie_commit_time": pa.nulls(n, pa.string()).fill_null(instant),
+        "_hoodie_commit_seqno": pc.binary_join_element_wise(f"{instant}_0_", positions, ""),
+        "_hoodie_record_key": keys if isinstance(keys, pa.Array) else pa.array(list(keys), pa.string()),
+        "_hoodie_partition_path": pa.nulls(n, pa.string()).fill_null(partition),
+        "_hoodie_file_name": pa.nulls(n, pa.string()).fill_null(file_name),
     }
     columns = list(meta.values()) + list(data.columns)
     return pa.Table.from_arrays(columns, names=list(meta) + data.column_names)
+
+
+def partition_path_array(config: TableConfig, data: pa.Table) -> pa.Array:
+    """`config.partition_path` of every row of `data`; each field's distinct values are spelt once."""
+    if not config.partition_fields:
+        return pa.nulls(data.num_rows, pa.string()).fill_null("")
+    levels = []
+    for name in config.partition_fields:
+        column = data.column(name).combine_chunks()
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        encoded = pc.dictionary_encode(column, null_encoding="encode")
+        spelt = [config.partition_part(name, value) for value in encoded.dictionary.to_pylist()]
+        levels.append(pa.array(spelt, pa.string()).take(encoded.indices))
+    return levels[0] if len(levels) == 1 else pc.binary_join_element_wise(*levels, "/")
 
 
 @dataclass(frozen=True)
@@ -174,6 +194,9 @@ class WriteContext:
 
     def record_keys(self, data: pa.Table) -> list[str]:
         return record_keys(data, self.config.merge_spec(), use_meta_column=False)
+
+    def record_key_array(self, data: pa.Table) -> pa.Array:
+        return record_key_array(data, self.config.merge_spec(), use_meta_column=False)
 
     def event_times(self, data: pa.Table) -> tuple[int | None, int | None]:
         field_name = self.config.event_time_field
@@ -213,7 +236,7 @@ def write_new_file_group(
     storage = ctx.storage()
     file_id = file_id or new_file_id()
     name = BaseFileName(file_id, UNKNOWN_WRITE_TOKEN, ctx.instant).name
-    table = with_meta_columns(data, ctx.instant, partition, name, ctx.record_keys(data))
+    table = with_meta_columns(data, ctx.instant, partition, name, ctx.record_key_array(data))
     if schema is not None:
         table = table.cast(schema)
     sink = pa.BufferOutputStream()
@@ -264,7 +287,7 @@ def append_to_file_group(
     def encode(file_name: str) -> list[EncodedBlock]:
         blocks: list[EncodedBlock] = []
         if data is not None and data.num_rows:
-            rows = with_meta_columns(data, ctx.instant, partition, file_name, ctx.record_keys(data))
+            rows = with_meta_columns(data, ctx.instant, partition, file_name, ctx.record_key_array(data))
             if schema is not None:
                 rows = rows.cast(schema)
             schema_json = ctx.avro_schema(rows.schema)
@@ -483,7 +506,7 @@ class WriteClient:
         )
         if data is not None and self.schema is None:
             self.schema = with_meta_columns(
-                data, self.instant, partition, target.log_file, self.context.record_keys(data)
+                data, self.instant, partition, target.log_file, self.context.record_key_array(data)
             ).schema
         self.stats.append(stat)
         return stat

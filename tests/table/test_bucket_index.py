@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import pyarrow as pa
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hudi_meta.table.bucket_index import (
     bucket_id,
+    bucket_id_array,
     bucket_ids,
     bucket_of_file_id,
     java_list_hash,
@@ -22,6 +24,7 @@ def test_java_hash_values() -> None:
     assert java_string_hash("𝄞") == java_string_hash("\ud834\udd1e".encode("utf-16", "surrogatepass").decode("utf-16"))
 
 
+@settings(deadline=None)  # timings vary under load; the property is about values
 @given(
     st.lists(
         st.text(st.characters(min_codepoint=32, max_codepoint=0x2FFFF, exclude_categories=["Cs"]), max_size=40),
@@ -33,6 +36,7 @@ def test_vectorised_buckets_equal_per_key(keys: list[str], buckets: int) -> None
     assert bucket_ids(keys, buckets, ("id",)) == [bucket_id(k, buckets, ("id",)) for k in keys]
 
 
+@settings(deadline=None)
 @given(
     st.lists(st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=60), max_size=200),
     st.integers(1, 1000),
@@ -52,3 +56,11 @@ def test_bucket_file_ids() -> None:
     fid = new_bucket_file_id(7)
     assert fid.startswith("00000007-") and fid.endswith("-0") and bucket_of_file_id(fid) == 7
     assert bucket_of_file_id("abcdefgh-0") is None
+
+
+def test_a_slice_of_a_key_array_hashes_its_own_keys() -> None:
+    """Arrow arrays can be views (an offset into shared buffers): the hash must read the view's keys only."""
+    keys = pa.array([f"key-{i}" for i in range(100)], pa.string())
+    view = keys.slice(37, 20)
+    assert bucket_id_array(view, 7, ("id",)).to_pylist() == [bucket_id(f"key-{i}", 7, ("id",)) for i in range(37, 57)]
+    assert bucket_id_array(pa.array([], pa.string()), 7, ("id",)).to_pylist() == []
