@@ -5,6 +5,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Executable, Table, text
@@ -51,7 +52,7 @@ def _driver_insert_ignore(conn: Connection, table: Table, rows: Sequence[dict[st
     marks = ", ".join("?" * len(names))
     conn.exec_driver_sql(
         f"INSERT INTO {quote(table.name)} ({columns}) VALUES ({marks}) ON CONFLICT DO NOTHING",
-        [tuple(r[n] for n in names) for r in rows],
+        list(map(itemgetter(*names), rows)) if len(names) > 1 else [(r[names[0]],) for r in rows],
     )
 
 
