@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import IntEnum
+from types import MappingProxyType
+from typing import NamedTuple
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1
@@ -65,6 +66,7 @@ _SCHEMA = int(HeaderKey.SCHEMA)
 _MIN_EVENT_TIME = int(HeaderKey.MIN_EVENT_TIME)
 
 Header = Mapping[int, str]
+_NO_ENTRIES: Header = MappingProxyType({})  # the header or footer of a block that has none (read-only: shared)
 
 
 def encode_header(header: Header) -> bytes:
@@ -98,21 +100,21 @@ def decode_header(buf: bytes, pos: int, end: int) -> tuple[dict[int, str], int]:
     return header, pos
 
 
-@dataclass(frozen=True)
-class LogBlock:
+class LogBlock(NamedTuple):
     """One block as found on disk. Content is not decoded here: see `block_content`.
 
     `offset` is the position of the magic; `length` the bytes the block occupies on disk.
     A CORRUPT block spans the unreadable bytes up to the next magic (or the end of the file).
+    A named tuple: immutable like a frozen dataclass, and built in half the time (a header scan builds 10^5).
     """
 
     offset: int
     length: int
     block_type: BlockType
-    header: dict[int, str] = field(default_factory=dict)
+    header: Mapping[int, str] = _NO_ENTRIES
     content_offset: int = 0
     content_length: int = 0
-    footer: dict[int, str] = field(default_factory=dict)
+    footer: Mapping[int, str] = _NO_ENTRIES
     format_version: int = LOG_FORMAT_VERSION
     record_count: int | None = None  # Avro data blocks carry it in their first content bytes
 

@@ -23,7 +23,7 @@ import json
 import os
 import random
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -129,7 +129,7 @@ class Original:
     offset: int
     data: bytes
     block_type: BlockType
-    header: dict[int, str]
+    header: Mapping[int, str]
     content: bytes
     expected: Any  # records (data blocks), DeleteRecords (delete) or None (command)
 
