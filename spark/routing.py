@@ -16,12 +16,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ByteType, DataType, IntegerType, LongType, ShortType, StringType, StructField, StructType
 
 from hudi_meta.table import bucket_index
-from hudi_meta.table.config import TableConfig
+from hudi_meta.table.config import DEFAULT_PARTITION_PATH, TableConfig
 from hudi_meta.table.writer import WriteContext, partition_path_array
 
 PARTITION_COL = "_hm_partition"
 BUCKET_COL = "_hm_bucket"
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 def routed(df: DataFrame, ctx: WriteContext, num_buckets: int) -> DataFrame:
@@ -89,7 +88,7 @@ def _as_text(column: Column, kind: DataType | None) -> Column | None:
 
 def _partition_level(config: TableConfig, name: str, text: Column) -> Column:
     """`TableConfig.partition_part` of the column."""
-    level = F.when(text.isNull() | (text == F.lit("")), F.lit(DEFAULT_PARTITION)).otherwise(text)
+    level = F.when(text.isNull() | (text == F.lit("")), F.lit(DEFAULT_PARTITION_PATH)).otherwise(text)
     return F.concat(F.lit(f"{name}="), level) if config.hive_style_partitioning else level
 
 

@@ -59,11 +59,6 @@ def new_bucket_file_id(bucket: int) -> str:
     return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
 
 
-def bucket_ids(record_keys: list[str], num_buckets: int, hash_fields: tuple[str, ...]) -> list[int]:
-    """`bucket_id` of each key."""
-    return bucket_id_array(pa.array(record_keys, pa.string()), num_buckets, hash_fields).to_pylist()  # type: ignore[no-any-return]
-
-
 def bucket_id_array(record_keys: pa.Array, num_buckets: int, hash_fields: tuple[str, ...]) -> pa.Array:
     """`bucket_id` of each key as an int32 array: non-empty ASCII keys without ':' (simple keys, the common
     case) are hashed on the array's bytes with numpy (the same values), other keys one by one."""

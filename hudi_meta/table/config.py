@@ -15,6 +15,7 @@ EVENT_TIME_FIELD = "hoodie.payload.event.time.field"
 MIN_EVENT_TIME_HEADER = "hoodie.log.block.min.event.time.header"
 PAYLOAD_CLASS = "hoodie.compaction.payload.class"
 TIMELINE_TIMEZONE = "hoodie.table.timeline.timezone"
+DEFAULT_PARTITION_PATH = "__HIVE_DEFAULT_PARTITION__"  # a null or empty partition value
 MERGE_MODE = "hoodie.record.merge.mode"
 _PAYLOAD_MODES = {
     "OverwriteWithLatestAvroPayload": MergeMode.OVERWRITE_WITH_LATEST,
@@ -139,7 +140,7 @@ class TableConfig:
 
     def partition_part(self, name: str, value: object) -> str:
         """One field's level of a partition path."""
-        text = "__HIVE_DEFAULT_PARTITION__" if value is None or value == "" else str(value)
+        text = DEFAULT_PARTITION_PATH if value is None or value == "" else str(value)
         return f"{name}={text}" if self.hive_style_partitioning else text
 
     @property

@@ -55,7 +55,7 @@ from hudi_meta.storage.base import Storage
 from hudi_meta.table import bucket_index
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
 from hudi_meta.table.event_time import min_max_epoch_ms
-from hudi_meta.table.file_group_reader import drop_soft_deleted, record_key_array, record_keys
+from hudi_meta.table.file_group_reader import drop_soft_deleted, record_key_array
 from hudi_meta.table.heartbeat import Heartbeat, HeartbeatConfig, HeartbeatExpiredError
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
@@ -146,11 +146,11 @@ def with_meta_columns(
     n = data.num_rows
     positions = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
     meta = {
-        "_hoodie_commit_time": pa.nulls(n, pa.string()).fill_null(instant),
+        "_hoodie_commit_time": pa.repeat(instant, n),
         "_hoodie_commit_seqno": pc.binary_join_element_wise(f"{instant}_0_", positions, ""),
         "_hoodie_record_key": keys if isinstance(keys, pa.Array) else pa.array(list(keys), pa.string()),
-        "_hoodie_partition_path": pa.nulls(n, pa.string()).fill_null(partition),
-        "_hoodie_file_name": pa.nulls(n, pa.string()).fill_null(file_name),
+        "_hoodie_partition_path": pa.repeat(partition, n),
+        "_hoodie_file_name": pa.repeat(file_name, n),
     }
     columns = list(meta.values()) + list(data.columns)
     return pa.Table.from_arrays(columns, names=list(meta) + data.column_names)
@@ -159,7 +159,7 @@ def with_meta_columns(
 def partition_path_array(config: TableConfig, data: pa.Table) -> pa.Array:
     """`config.partition_path` of every row of `data`; each field's distinct values are spelt once."""
     if not config.partition_fields:
-        return pa.nulls(data.num_rows, pa.string()).fill_null("")
+        return pa.repeat("", data.num_rows)
     levels = []
     for name in config.partition_fields:
         column = data.column(name).combine_chunks()
@@ -191,9 +191,6 @@ class WriteContext:
 
     def partition_dir(self, partition: str) -> str:
         return posixpath.join(self.base_path, partition) if partition else self.base_path
-
-    def record_keys(self, data: pa.Table) -> list[str]:
-        return record_keys(data, self.config.merge_spec(), use_meta_column=False)
 
     def record_key_array(self, data: pa.Table) -> pa.Array:
         return record_key_array(data, self.config.merge_spec(), use_meta_column=False)
