@@ -43,6 +43,7 @@ from hudi_meta.format.links import (
     is_exact,
 )
 from hudi_meta.format.log_writer import arrow_avro_data_block, delete_block
+from hudi_meta.format.parquet_file import encode_parquet
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.config import TableConfig
@@ -176,9 +177,7 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
         if layout.carry.num_rows or layout.carry_deletes:
             _write_carry_log(ctx, storage, directory, op, layout.carry, layout.carry_deletes)
         base_records = with_file_name(layout.base, name)
-        sink = pa.BufferOutputStream()
-        pq.write_table(base_records, sink)
-        storage.create_atomic(path, sink.getvalue().to_pybytes())
+        storage.create_atomic(path, encode_parquet(base_records))
         num_writes = base_records.num_rows
         inexact, cap = len(layout.inexact_keys), layout.threshold_cap_ms
     else:

@@ -14,6 +14,7 @@ those keys one by one.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 from collections.abc import Iterator
 
@@ -24,6 +25,7 @@ import pyarrow.parquet as pq
 
 from hudi_meta.compaction.layout import FILE_NAME_COLUMN
 from hudi_meta.format.block_content import conform
+from hudi_meta.format.parquet_file import write_options
 from hudi_meta.storage import Storage
 from hudi_meta.table.file_group_reader import (
     LogMerge,
@@ -56,9 +58,15 @@ def stream_new_base_file(
     name = posixpath.basename(path)
     hashes: list[np.ndarray] = []
     written = 0
+    batches = _batches(storage, base_file, schema)
+    first = next(batches, None)  # the writer's options are judged on it
+    sample = first if first is not None else logs.log_rows if logs.log_rows is not None else schema.empty_table()
     try:
-        with storage.create_atomic_stream(path) as out, pq.ParquetWriter(out, schema) as writer:
-            for base in _batches(storage, base_file, schema):
+        with (
+            storage.create_atomic_stream(path) as out,
+            pq.ParquetWriter(out, schema, **write_options(sample)) as writer,
+        ):
+            for base in itertools.chain([first] if first is not None else [], batches):
                 keys = record_key_array(base, spec)
                 if len(held_by_rest) and pc.any(pc.is_in(keys, value_set=held_by_rest)).as_py():
                     raise _GiveUp

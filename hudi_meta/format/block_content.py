@@ -35,6 +35,7 @@ from hudi_meta.format.avro_arrow import (
 )
 from hudi_meta.format.avro_columnar import decode_flat_avro, decode_flat_avro_blocks
 from hudi_meta.format.log_block import AVRO_BLOCK_TYPES, BLOCK_CONTENT_VERSION, BlockType, LogBlock
+from hudi_meta.format.parquet_file import encode_parquet
 
 __all__ = [
     "BlockDecodeError",
@@ -175,14 +176,6 @@ def decode_parquet(content: bytes) -> pa.Table:
         return table
     except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
         raise BlockDecodeError(f"cannot decode Parquet data block: {e}") from e
-
-
-def encode_parquet(table: pa.Table, compression: str = "snappy") -> bytes:
-    """A Parquet data block's content: a whole Parquet file. Snappy, as our base files (Java defaults to gzip,
-    which any reader reads too but writes five times slower here: bench_ingest's Parquet-block update)."""
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression=compression)
-    return bytes(sink.getvalue().to_pybytes())
 
 
 # ---- Delete blocks ----------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from hudi_meta.format.log_writer import (
     delete_block,
     parquet_data_block,
 )
+from hudi_meta.format.parquet_file import encode_parquet
 from hudi_meta.format.properties import format_properties, with_checksum
 from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
@@ -236,9 +237,7 @@ def write_new_file_group(
     table = with_meta_columns(data, ctx.instant, partition, name, ctx.record_key_array(data))
     if schema is not None:
         table = table.cast(schema)
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink)
-    payload = sink.getvalue().to_pybytes()
+    payload = encode_parquet(table)
     directory = _ensure_partition(ctx, storage, partition)
     create_marker(storage, ctx.meta_path, ctx.instant, partition, name, CREATE)
     try:
