@@ -16,6 +16,10 @@ this same process and one SparkSession (local[2]), `--runs` times, interleaved, 
   rows only, so the fixed cost of a write (Spark jobs, Python workers, timeline) weighs more here.
 - (d) Spark's plain Parquet write of the update rows alone: the same fixed costs of a Spark job, for the
   ratio (c)/(d).
+- (e) floor of a writer whose tasks run Python: the input shuffled by (region, key) into as many tasks as (b)
+  uses, and handed to Python as Arrow batches that are only counted. Every bucketed writer shuffles (a file
+  group's rows must meet in one task); (b) pays this and then writes.
+- (f) floor of a writer that stays in the JVM: Spark's plain Parquet write after the same shuffle.
 
 rows/s = rows written / wall seconds. The ratios (b)/(a) and (c)/(a) compare rows/s: 0.25 means our
 writer ingests a quarter as many rows per second as Spark writes plain Parquet. Compare ratios within one
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
@@ -83,6 +88,17 @@ def upsert(df: DataFrame, path: str, block_format: str) -> None:
     writer.write(df, HudiTable.open(path), "upsert", block_format)
 
 
+def count_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """A Python task that takes its rows and does nothing with them but count them."""
+    rows = sum(batch.num_rows for batch in batches)
+    yield pa.RecordBatch.from_pydict({"rows": [rows]}, schema=pa.schema([("rows", pa.int64())]))
+
+
+def shuffled(df: DataFrame, buckets: int) -> DataFrame:
+    """`df` hash-partitioned by (region, key) into as many tasks as (b) writes a new table with."""
+    return df.repartition(writer.write_tasks(df, buckets), "region", "event_id")
+
+
 def check(path: str, data: pa.Table) -> tuple[int, int, int]:
     """Snapshot rows, distinct keys, and rows whose ts lies beyond the input's (updates that won)."""
     snapshot = HudiTable.open(path).read("snapshot", ["event_id", "ts"])
@@ -110,9 +126,15 @@ def main(argv: list[str] | None = None) -> int:
         n, u = data.num_rows, updates.num_rows
 
         plain, first, update, plain_update = Timings(), Timings(), Timings(), Timings()
-        for run in range(args.runs):  # interleaved, so load from other processes hits all four alike
+        to_python, shuffle_write = Timings(), Timings()
+        for run in range(args.runs):  # interleaved, so load from other processes hits all six alike
             plain.run(lambda: df.write.mode("overwrite").parquet(str(directory / "plain")))
             plain_update.run(lambda: update_df.write.mode("overwrite").parquet(str(directory / "plain-update")))
+            counted = to_python.run(lambda: shuffled(df, args.buckets).mapInArrow(count_rows, "rows long").collect())
+            assert sum(r.rows for r in counted) == n, counted
+            shuffle_write.run(
+                lambda: shuffled(df, args.buckets).write.mode("overwrite").parquet(str(directory / "shuffled"))
+            )
             path = str(directory / f"events-{run}")
             create_events_table(path, buckets=args.buckets)
             first.run(partial(upsert, df, path, args.block_format))
@@ -144,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             ("(b) upsert into a new table (base files)", n, first),
             (f"(c) upsert of 10% updates ({args.block_format} log blocks)", u, update),
             ("(d) Spark plain Parquet write of the updates", u, plain_update),
+            ("(e) floor, Python tasks: shuffle + Arrow to Python", n, to_python),
+            ("(f) floor, JVM writer: shuffle + plain write", n, shuffle_write),
         ]
         width = max(len(name) for name, _, _ in table)
         print(f"{'write':<{width}}  {'rows':>10}  {'best s':>8}  {'median s':>8}  {'rows/s':>10}")
@@ -154,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ratio (b)/(a) in rows/s: {n / first.best / base_rate:.3f}")
         print(f"ratio (c)/(a) in rows/s: {u / update.best / base_rate:.3f}")
         print(f"ratio (c)/(d) in rows/s: {plain_update.best / update.best:.3f}")
+        print(f"ratio (d)/(a) in rows/s: {u / plain_update.best / base_rate:.3f} (the most (c)/(a) could reach)")
+        print(f"ratio (e)/(a) in rows/s: {n / to_python.best / base_rate:.3f} (the most (b)/(a) could reach)")
+        print(f"ratio (f)/(a) in rows/s: {n / shuffle_write.best / base_rate:.3f}")
+        print(f"ratio (b)/(e) in rows/s: {to_python.best / first.best:.3f}")
         return 0
 
 

@@ -93,7 +93,7 @@ class _Plan:
         return append_to_file_group(self.ctx, target, data, (), self.block_format, self.schema)
 
 
-def _write_tasks(df: DataFrame, file_groups: int) -> int:
+def write_tasks(df: DataFrame, file_groups: int) -> int:
     """How many tasks write the file groups: as many as the input has partitions (the input's size decides it),
     at least four per core so that file groups hashed unevenly onto tasks still even out over the cores, never
     more than the file groups we know of. Each Python task costs tens of milliseconds on its own, so a task per
@@ -226,7 +226,7 @@ def _write(
     }
     schema = None if operation == "delete" else _target_schema(table, df, ctx)
     plan = _Plan(ctx, targets, num_buckets, schema, operation, block_format, fail_task_attempts)
-    tasks = _write_tasks(df, num_buckets * len({part for part, _ in targets} or {""}))
+    tasks = write_tasks(df, num_buckets * len({part for part, _ in targets} or {""}))
     client.begin()
     by_file_group = routed(df, ctx, num_buckets).repartition(tasks, PARTITION_COL, BUCKET_COL)
     rows = by_file_group.mapInArrow(plan.write, "stat string").collect()
