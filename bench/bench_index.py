@@ -18,6 +18,10 @@ end) the store is upgraded to the newest schema, then three runs are timed, each
   no store, no timeline), best of 3, in the same process. "scan/full" is the header scan's seconds over the
   full run's: the share of a full index run that the unavoidable reading of the headers accounts for (1.0
   would mean the indexer adds nothing to it; issue 15 asks for at least 0.5).
+- floor, the store's insert: the full run's `log_block` rows read back from the store and inserted, with
+  the indexer's own `insert_ignore`, into a fresh store that already holds their log files (loaded, not
+  timed); best of `--full-runs`. "floor" is scan / (scan + insert): the most scan/full could reach if a run
+  did nothing but read the headers and store the rows.
 
 Figures only: the script asserts what each run did (blocks added, files scanned), never how long it took.
 Wall times depend on the machine; compare ratios within one run of the script.
@@ -30,21 +34,25 @@ import sys
 from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from timing import Timings, measure
-from workspace import bench_parser, parse_backends, store, work_dir
+from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.models import hudi_table, log_block_table, metadata
 from hudi_meta.index.run_stats import IndexRunStats
+from hudi_meta.index.sql import insert_ignore
 from hudi_meta.storage import LocalStorage
 from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 
 PARTITIONS, GROUPS, COMMITS = 4, 50, 10  # 200 log files; blocks per commit scales with --blocks
+PARENTS = ("file_group", "file_slice", "log_file")  # what a block's row needs in the store before it
 
 
 def spec_for(blocks: int) -> SyntheticSpec:
@@ -75,6 +83,22 @@ def header_scan(path: str) -> int:
     """The baseline: every log file's block headers read (no store, no timeline); returns the blocks read."""
     storage = LocalStorage()
     return sum(len(read_blocks(storage, str(p))) for p in sorted(Path(path).rglob("*.log.*")))
+
+
+def stored_rows(engine: Engine) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """What a full run stored: the table's row, its file groups, slices and log files, and its blocks' rows
+    (without their ids, as the indexer inserts them)."""
+    with engine.connect() as conn:
+        table_row = dict(conn.execute(select(hudi_table)).mappings().one())
+        parents = {name: [dict(r) for r in conn.execute(select(metadata.tables[name])).mappings()] for name in PARENTS}
+        blocks = [{k: v for k, v in r.items() if k != "id"} for r in conn.execute(select(log_block_table)).mappings()]
+    return table_row, parents, blocks
+
+
+def bare_insert(engine: Engine, blocks: list[dict[str, Any]]) -> None:
+    """The blocks' rows stored as the indexer stores them: one transaction, `insert_ignore`."""
+    with engine.begin() as conn:
+        insert_ignore(conn, log_block_table, blocks)
 
 
 def append_one_percent(path: str) -> int:
@@ -145,8 +169,19 @@ def main(argv: list[str] | None = None) -> int:
             idle_t, idle = measure(partial(index_run, engine, table_path))
             assert idle.blocks_added == 0 and idle.log_files_scanned == 0, idle
             assert idle.blocks_event_time_resolved == 0, idle
-            results[backend] = {"full": full_t.best, "idle": idle_t.best}
-            print(f"{backend}: full {full_t.best:.2f} s (best of {args.full_runs}), no-change {idle_t.best:.3f} s")
+            table_row, parents, blocks = stored_rows(engine)
+            insert_t = Timings()
+            for trial in range(args.full_runs):
+                trial_work = work / f"insert-{trial}"
+                trial_work.mkdir(exist_ok=True)
+                with store(backend, trial_work) as trial_engine:
+                    fill_store(trial_engine, table_row, parents)
+                    insert_t.run(partial(bare_insert, trial_engine, blocks))
+            results[backend] = {"full": full_t.best, "idle": idle_t.best, "insert": insert_t.best}
+            print(
+                f"{backend}: full {full_t.best:.2f} s (best of {args.full_runs}), no-change {idle_t.best:.3f} s, "
+                f"bare insert of the {len(blocks):,} block rows {insert_t.best:.2f} s"
+            )
 
         touched = append_one_percent(table_path)
         for backend, engine in engines.items():
@@ -169,11 +204,13 @@ def main(argv: list[str] | None = None) -> int:
             "incr s",
             "incr/full",
             "scan/full",
+            "insert s",
+            "floor",
         )
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
         for backend, r in results.items():
-            full_s, idle_s, incr_s = r["full"], r["idle"], r["incr"]
+            full_s, idle_s, incr_s, insert_s = r["full"], r["idle"], r["incr"], r["insert"]
             row = (
                 backend,
                 f"{spec.total_blocks:,}",
@@ -184,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{incr_s:.3f}",
                 f"{incr_s / full_s:.4f}",
                 f"{scan_t.best / full_s:.2f}",
+                f"{insert_s:.2f}",
+                f"{scan_t.best / (scan_t.best + insert_s):.2f}",
             )
             print("| " + " | ".join(row) + " |")
         if keep:
