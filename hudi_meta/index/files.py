@@ -16,11 +16,11 @@ from sqlalchemy import Connection, Engine, delete, select, update
 from hudi_meta.format.log_block import BlockType, LogBlock
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index import event_time_source as ets
-from hudi_meta.index.event_times import StatusRule, stat_times_apply, status_rule, write_stat_times
+from hudi_meta.index.event_times import StatTimes, StatusRule, stat_times_apply, status_rule, write_stat_times
 from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import file_group_table, file_slice_table, log_block_table, log_file_table
 from hudi_meta.index.run_stats import IndexRunStats
-from hudi_meta.index.sql import chunks, insert_ignore
+from hudi_meta.index.sql import chunks, insert_ignore, insert_ignore_tuples
 from hudi_meta.index.states import BlockStatus
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.fs_view import FileGroup, LogFile, ViewInputs
@@ -270,17 +270,7 @@ def _scan_batch(
     status_of.rolled_back.update(
         b.target_instant_time for _, _, b in found if b.block_type is BlockType.COMMAND and b.target_instant_time
     )
-    rows = [
-        _block_row(
-            table_id,
-            file_id,
-            b,
-            BlockStatus.CORRUPT if b.is_corrupt else status_of(b.instant_time),
-            applies,
-            stat_times.get((b.instant_time or "", log.partition, log.name)),
-        )
-        for file_id, log, b in found
-    ]
+    rows = _block_rows(table_id, found, status_of, applies, stat_times)
     ours: set[int] = set()  # files this run advanced: their blocks are the ones it adds
     with engine.begin() as conn:
         for file_id, old, new, size in advanced:
@@ -288,41 +278,69 @@ def _scan_batch(
             advance = update(lf).where(lf.c.id == file_id, lf.c.indexed_offset == old)
             if conn.execute(advance.values(indexed_offset=new, size=size)).rowcount:
                 ours.add(file_id)
-        insert_ignore(conn, log_block_table, rows)
+        insert_ignore_tuples(conn, log_block_table, BLOCK_COLUMNS, rows)
         # every file of the batch: rows of a file another indexer advanced may still have been added here
         refresh_summaries(conn, table_id, [file_id for file_id, *_ in advanced])
-    added = [r for r in rows if r["log_file_id"] in ours]
+    added = [r for r in rows if r[_FILE] in ours]
     stats.blocks_added += len(added)
-    stats.blocks_event_time_resolved += sum(1 for r in added if r["min_event_time_source"] is not None)
+    stats.blocks_event_time_resolved += sum(1 for r in added if r[_SOURCE] is not None)
 
 
-def _block_row(
+BLOCK_COLUMNS = (
+    "table_id",
+    "log_file_id",
+    "offset",
+    "length",
+    "block_type",
+    "instant",
+    "target_instant",
+    "record_count",
+    "min_event_time",
+    "max_event_time",
+    "min_event_time_source",
+    "status",
+)
+_FILE, _SOURCE = BLOCK_COLUMNS.index("log_file_id"), BLOCK_COLUMNS.index("min_event_time_source")
+
+
+def _block_rows(
     table_id: int,
-    file_id: int,
-    block: LogBlock,
-    status: BlockStatus,
+    found: Sequence[tuple[int, LogFile, LogBlock]],
+    status_of: StatusRule,
     stat_applies: bool,
-    stat_times: tuple[int | None, int | None] | None = None,
-) -> dict[str, Any]:
-    """A new block's row; header and write-stat times only when they hold for the registered field."""
-    lo: int | None = None
-    hi: int | None = None
-    source: str | None = None
-    if stat_applies and block.is_data and block.min_event_time is not None:
-        lo, source = block.min_event_time, ets.HEADER
-    if source is None and stat_applies and block.is_data and stat_times is not None and stat_times[0] is not None:
-        lo, hi, source = stat_times[0], stat_times[1], ets.WRITE_STAT
-    return {
-        "table_id": table_id,
-        "log_file_id": file_id,
-        "offset": block.offset,
-        "length": block.length,
-        "block_type": block.block_type.label,
-        "instant": block.instant_time,
-        "target_instant": block.target_instant_time,
-        "record_count": block.record_count,
-        "min_event_time": lo,
-        "max_event_time": hi,
-        "min_event_time_source": source,
-        "status": status,
-    }
+    stat_times: StatTimes,
+) -> list[tuple[Any, ...]]:
+    """New blocks' rows (`BLOCK_COLUMNS`, as tuples: a first index builds 10^5 of them), each with its
+    instant's status; header and write-stat times only when they hold for the registered field."""
+    rows = []
+    for file_id, log, block in found:
+        instant = block.instant_time
+        lo: int | None = None
+        hi: int | None = None
+        source: str | None = None
+        if stat_applies and block.is_data:
+            lo = block.min_event_time
+            if lo is not None:
+                source = ets.HEADER
+            else:
+                times = stat_times.get((instant or "", log.partition, log.name))
+                if times is not None and times[0] is not None:
+                    lo, hi, source = times[0], times[1], ets.WRITE_STAT
+        status = BlockStatus.CORRUPT if block.block_type is BlockType.CORRUPT else status_of(instant)
+        rows.append(
+            (
+                table_id,
+                file_id,
+                block.offset,
+                block.length,
+                block.block_type.label,
+                instant,
+                block.target_instant_time,
+                block.record_count,
+                lo,
+                hi,
+                source,
+                status,
+            )
+        )
+    return rows

@@ -1,7 +1,8 @@
-"""`insert_ignore`, the store's one insert: every row lands once, rows clashing with a unique constraint (stored
-before, or twice in one call) are skipped, on both backends and on both paths of each: SQLAlchemy's
-executemany, and from `BULK_MIN_ROWS` rows the bulk path (PostgreSQL: COPY into the table, or through a
-staging table when a row clashes; SQLite: the driver's executemany of plain tuples)."""
+"""`insert_ignore`, the store's one insert (rows as dicts, or as tuples: `insert_ignore_tuples`): every row
+lands once, rows clashing with a unique constraint (stored before, or twice in one call) are skipped, on both
+backends and on both paths of each: SQLAlchemy's executemany, and from `BULK_MIN_ROWS` rows the bulk path
+(PostgreSQL: COPY into the table, or through a staging table when a row clashes; SQLite: the driver's
+executemany of plain tuples)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sqlalchemy import Connection, Engine, Table, select
 
 from hudi_meta.index import sql
 from hudi_meta.index.models import hudi_table, log_block_table, log_file_table, service_lease_table
-from hudi_meta.index.sql import insert_ignore
+from hudi_meta.index.sql import insert_ignore, insert_ignore_tuples
 from hudi_meta.index.states import BlockStatus
 
 
@@ -77,32 +78,49 @@ def spy_bulk(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     for name in ("_copy_insert_ignore", "_driver_insert_ignore"):
         real = getattr(sql, name)
 
-        def counted(conn: Connection, table: Table, rows: Sequence[dict[str, Any]], real: Any = real) -> None:
+        def counted(
+            conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[tuple[Any, ...]], real: Any = real
+        ) -> None:
             calls.append(table.name)
-            real(conn, table, rows)
+            real(conn, table, columns, rows)
 
         monkeypatch.setattr(sql, name, counted)
     return calls
 
 
+def insert_as(form: str) -> Any:
+    """`insert_ignore` of dict rows, or `insert_ignore_tuples` of the same rows as tuples."""
+
+    def insert(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+        if form == "dicts":
+            insert_ignore(conn, table, rows)
+        else:
+            columns = list(rows[0])
+            insert_ignore_tuples(conn, table, columns, [tuple(r[c] for c in columns) for r in rows])
+
+    return insert
+
+
+@pytest.mark.parametrize("form", ["dicts", "tuples"])
 @pytest.mark.parametrize("bulk_from", [1, 10**9], ids=["bulk", "row-by-row"])
 def test_insert_ignore_keeps_the_first_row_of_each_key(
-    engine: Engine, bulk_from: int, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, bulk_from: int, form: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sql, "BULK_MIN_ROWS", bulk_from)
     copies = spy_bulk(monkeypatch)
     add_log_file(engine)
+    insert = insert_as(form)
     first = [block(i, BlockStatus.COMMITTED, i * 1000 if i % 3 else None) for i in range(0, 1200, 2)]
     with engine.begin() as conn:
-        insert_ignore(conn, log_block_table, first)
+        insert(conn, log_block_table, first)
     # a second call: half its rows clash with stored rows, some clash within the call; the first one wins
     second = [block(i, BlockStatus.UNCOMMITTED, -i) for i in range(600, 1800)]
     second += [block(i, BlockStatus.ROLLED_BACK, 7) for i in range(1700, 1900)]
     before, after = [block(4000, BlockStatus.COMMITTED, 2)], [block(5000, BlockStatus.COMMITTED, 1)]
     with engine.begin() as conn:  # a clash undoes only its own attempt: what the transaction wrote before stays
-        insert_ignore(conn, log_block_table, before)
-        insert_ignore(conn, log_block_table, second)
-        insert_ignore(conn, log_block_table, after)
+        insert(conn, log_block_table, before)
+        insert(conn, log_block_table, second)
+        insert(conn, log_block_table, after)
     assert stored(engine) == expect(first + before + second + after)
     assert copies == (["log_block"] * 4 if bulk_from == 1 else [])
 
