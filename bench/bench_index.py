@@ -19,7 +19,7 @@ end) the store is upgraded to the newest schema, then three runs are timed, each
   full run's: the share of a full index run that the unavoidable reading of the headers accounts for (1.0
   would mean the indexer adds nothing to it; issue 15 asks for at least 0.5).
 - floor, the store's insert: the full run's `log_block` rows read back from the store and inserted, with
-  the indexer's own `insert_ignore`, into a fresh store that already holds their log files (loaded, not
+  the indexer's own `insert_ignore_tuples`, into a fresh store that already holds their log files (loaded, not
   timed); best of `--full-runs`. "floor" is scan / (scan + insert): the most scan/full could reach if a run
   did nothing but read the headers and store the rows.
 
@@ -42,10 +42,11 @@ from timing import Timings, measure
 from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
 from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.index.files import BlockRow
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import hudi_table, log_block_table, metadata
 from hudi_meta.index.run_stats import IndexRunStats
-from hudi_meta.index.sql import insert_ignore
+from hudi_meta.index.sql import insert_ignore_tuples
 from hudi_meta.storage import LocalStorage
 from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
@@ -85,20 +86,21 @@ def header_scan(path: str) -> int:
     return sum(len(read_blocks(storage, str(p))) for p in sorted(Path(path).rglob("*.log.*")))
 
 
-def stored_rows(engine: Engine) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+def stored_rows(engine: Engine) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]], list[BlockRow]]:
     """What a full run stored: the table's row, its file groups, slices and log files, and its blocks' rows
     (without their ids, as the indexer inserts them)."""
+    b = log_block_table
     with engine.connect() as conn:
         table_row = dict(conn.execute(select(hudi_table)).mappings().one())
         parents = {name: [dict(r) for r in conn.execute(select(metadata.tables[name])).mappings()] for name in PARENTS}
-        blocks = [{k: v for k, v in r.items() if k != "id"} for r in conn.execute(select(log_block_table)).mappings()]
+        blocks = [BlockRow(*r) for r in conn.execute(select(*(b.c[name] for name in BlockRow._fields)))]
     return table_row, parents, blocks
 
 
-def bare_insert(engine: Engine, blocks: list[dict[str, Any]]) -> None:
-    """The blocks' rows stored as the indexer stores them: one transaction, `insert_ignore`."""
+def bare_insert(engine: Engine, blocks: list[BlockRow]) -> None:
+    """The blocks' rows stored as the indexer stores them: one transaction, `insert_ignore_tuples`."""
     with engine.begin() as conn:
-        insert_ignore(conn, log_block_table, blocks)
+        insert_ignore_tuples(conn, log_block_table, BlockRow._fields, blocks)
 
 
 def append_one_percent(path: str) -> int:

@@ -59,14 +59,11 @@ def stream_new_base_file(
     hashes: list[np.ndarray] = []
     written = 0
     batches = _batches(storage, base_file, schema)
-    first = next(batches, None)  # the writer's options are judged on it
-    sample = first if first is not None else logs.log_rows if logs.log_rows is not None else schema.empty_table()
+    head = list(itertools.islice(batches, 1))  # the writer's options are judged on the first batch
+    options = write_options(head[0] if head else schema.empty_table())
     try:
-        with (
-            storage.create_atomic_stream(path) as out,
-            pq.ParquetWriter(out, schema, **write_options(sample)) as writer,
-        ):
-            for base in itertools.chain([first] if first is not None else [], batches):
+        with storage.create_atomic_stream(path) as out, pq.ParquetWriter(out, schema, **options) as writer:
+            for base in itertools.chain(head, batches):
                 keys = record_key_array(base, spec)
                 if len(held_by_rest) and pc.any(pc.is_in(keys, value_set=held_by_rest)).as_py():
                     raise _GiveUp

@@ -22,17 +22,17 @@ SAMPLE_RUNS, RUN_ROWS = 8, 128  # a column's repetition is judged on 8 runs of 1
 SAMPLE_ROWS = SAMPLE_RUNS * RUN_ROWS
 
 
-def encode_parquet(table: pa.Table, compression: str = "snappy") -> bytes:
+def encode_parquet(table: pa.Table) -> bytes:
     """`table` as a whole Parquet file in memory (`write_options`)."""
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **write_options(table, compression))
+    pq.write_table(table, sink, **write_options(table))
     return bytes(sink.getvalue().to_pybytes())
 
 
-def write_options(sample: pa.Table, compression: str = "snappy") -> dict[str, Any]:
+def write_options(sample: pa.Table) -> dict[str, Any]:
     """Keyword arguments of `pq.write_table` / `pq.ParquetWriter` for a file whose rows are like `sample`'s
     (the file's own rows, or its first batch when it is written as a stream)."""
-    return {"compression": compression, "use_dictionary": dictionary_columns(sample)}
+    return {"compression": "snappy", "use_dictionary": dictionary_columns(sample)}
 
 
 def dictionary_columns(sample: pa.Table) -> list[str]:

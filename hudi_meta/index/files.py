@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from typing import Any
+from typing import NamedTuple
 
 from sqlalchemy import Connection, Engine, delete, select, update
 
@@ -278,29 +278,29 @@ def _scan_batch(
             advance = update(lf).where(lf.c.id == file_id, lf.c.indexed_offset == old)
             if conn.execute(advance.values(indexed_offset=new, size=size)).rowcount:
                 ours.add(file_id)
-        insert_ignore_tuples(conn, log_block_table, BLOCK_COLUMNS, rows)
+        insert_ignore_tuples(conn, log_block_table, BlockRow._fields, rows)
         # every file of the batch: rows of a file another indexer advanced may still have been added here
         refresh_summaries(conn, table_id, [file_id for file_id, *_ in advanced])
-    added = [r for r in rows if r[_FILE] in ours]
+    added = [r for r in rows if r.log_file_id in ours]
     stats.blocks_added += len(added)
-    stats.blocks_event_time_resolved += sum(1 for r in added if r[_SOURCE] is not None)
+    stats.blocks_event_time_resolved += sum(1 for r in added if r.min_event_time_source is not None)
 
 
-BLOCK_COLUMNS = (
-    "table_id",
-    "log_file_id",
-    "offset",
-    "length",
-    "block_type",
-    "instant",
-    "target_instant",
-    "record_count",
-    "min_event_time",
-    "max_event_time",
-    "min_event_time_source",
-    "status",
-)
-_FILE, _SOURCE = BLOCK_COLUMNS.index("log_file_id"), BLOCK_COLUMNS.index("min_event_time_source")
+class BlockRow(NamedTuple):
+    """A new block's `log_block` row (its fields are the columns): a tuple, as a first index builds 10^5."""
+
+    table_id: int
+    log_file_id: int
+    offset: int
+    length: int
+    block_type: str
+    instant: str | None
+    target_instant: str | None
+    record_count: int | None
+    min_event_time: int | None
+    max_event_time: int | None
+    min_event_time_source: str | None
+    status: BlockStatus
 
 
 def _block_rows(
@@ -309,9 +309,9 @@ def _block_rows(
     status_of: StatusRule,
     stat_applies: bool,
     stat_times: StatTimes,
-) -> list[tuple[Any, ...]]:
-    """New blocks' rows (`BLOCK_COLUMNS`, as tuples: a first index builds 10^5 of them), each with its
-    instant's status; header and write-stat times only when they hold for the registered field."""
+) -> list[BlockRow]:
+    """New blocks' rows, each with its instant's status; header and write-stat times only when they hold for
+    the registered field."""
     rows = []
     for file_id, log, block in found:
         instant = block.instant_time
@@ -328,7 +328,7 @@ def _block_rows(
                     lo, hi, source = times[0], times[1], ets.WRITE_STAT
         status = BlockStatus.CORRUPT if block.block_type is BlockType.CORRUPT else status_of(instant)
         rows.append(
-            (
+            BlockRow(
                 table_id,
                 file_id,
                 block.offset,
