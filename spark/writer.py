@@ -218,16 +218,18 @@ def _write(
 ) -> Instant:
     num_buckets = table.config.num_buckets
     assert num_buckets is not None
-    ctx = client.context
+    schema = None if operation == "delete" else _target_schema(table, df, client.context)
+    # targets after begin: a compaction planned before this write's instant existed is in its view (one planned
+    # after it makes the commit fail and roll the write back, `hudi_meta.table.conflicts`)
+    client.begin()
+    ctx = client.context  # the instant is final once begun
     targets = {
         (part, b): t
         for (part, fid), t in client.targets().items()
         if (b := bucket_index.bucket_of_file_id(fid)) is not None
     }
-    schema = None if operation == "delete" else _target_schema(table, df, ctx)
     plan = _Plan(ctx, targets, num_buckets, schema, operation, block_format, fail_task_attempts)
     tasks = write_tasks(df, num_buckets * len({part for part, _ in targets} or {""}))
-    client.begin()
     by_file_group = routed(df, ctx, num_buckets).repartition(tasks, PARTITION_COL, BUCKET_COL)
     rows = by_file_group.mapInArrow(plan.write, "stat string").collect()
     client.stats = _one_stat_per_file_group([WriteStat.from_dict(json.loads(r.stat)) for r in rows])

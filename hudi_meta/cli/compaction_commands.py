@@ -10,7 +10,7 @@ from hudi_meta.cli import compaction_admin_commands
 from hudi_meta.cli.common import Choice, Subparsers, add_command, open_store, require_spark
 from hudi_meta.cli.output import write_json
 from hudi_meta.cli.progress import terminal_progress
-from hudi_meta.compaction.run import MapTasks, oldest_pending, run_compaction
+from hudi_meta.compaction.run import MapTasks, event_time_field, oldest_pending, run_compaction
 from hudi_meta.compaction.schedule import MODES, ScheduleRequest, schedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionOperation
@@ -114,6 +114,7 @@ def pending_instant(table: HudiTable, instant: str | None) -> str:
         raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")
     if state.is_completed:
         raise HudiMetaError(f"compaction {instant} is already completed")
+    event_time_field(table, table.compaction_plan(instant), instant)
     return instant
 
 

@@ -16,7 +16,10 @@ Per key the new layout is a base record plus at most one carry record, ordered b
 - `B`: the old base record (with `R` carried, the key reads exactly as before: the last resort).
 
 Candidates are tried in the mode's order and the first that merges with the rest to the key's current
-snapshot version wins: exact mode prefers (A, carry W), non-exact mode (W, nothing). A key whose base record
+snapshot version wins: exact mode prefers (A, nothing), then (A, carry W), non-exact mode (W, nothing). So a
+version is carried only where the base record alone would change the snapshot (design.md section 5: W goes to
+the carry log where it differs from A): a carry log never repeats what its base file holds, and a second
+compaction at the same T finds nothing at or before T left to merge. A key whose base record
 is not `A` is not exact; a key whose base record is `B` while L1..Lk hold a version at or before T caps the
 threshold below that version, so the published freshness never claims what the base file does not hold.
 
@@ -280,7 +283,7 @@ def _choose(
     else:  # a log record, or (W absent) the delete that won
         w_carried = w if w is not None else (r if r is not None and r.source is None else None)
     plain = [(w, None), (w, r)]
-    as_of_t = [(a, w_carried), (a, r)]
+    as_of_t = [(a, None), (a, w_carried), (a, r)]  # W is carried only where the base record A alone is not enough
     candidates = [*as_of_t, *plain] if exact else [*plain, *as_of_t]
     for chosen, carried in [*candidates, (base, r)]:
         if carried is not None and not carry_allowed:

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from hudi_meta.compaction.layout import plan_layout
 from hudi_meta.compaction.stream import stream_new_base_file, with_file_name
+from hudi_meta.compaction.unschedule import UnscheduleReport, unschedule_compaction
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord, conform
@@ -41,11 +42,14 @@ from hudi_meta.format.links import (
     carry_log_name,
     has_carry_log,
     is_exact,
+    plan_event_time_field,
 )
+from hudi_meta.format.log_reader import written_only_by
 from hudi_meta.format.log_writer import arrow_avro_data_block, delete_block
 from hudi_meta.format.parquet_file import encode_parquet
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage import Storage, storage_for
+from hudi_meta.table.compaction_undo import plan_breakers
 from hudi_meta.table.config import TableConfig
 from hudi_meta.table.file_group_reader import (
     MergeMode,
@@ -92,6 +96,7 @@ class CompactionContext:
     first_active_instant: str | None  # older instants were archived: committed (`fs_view.is_committed`)
     exact: bool
     threshold_ms: int | None
+    event_time_field: str | None = None  # the plan's (an event-time plan always has one)
     carry: bool = True  # the plan keeps version 1 of its slices for the carry log
     base_uri: str = ""
     storage_options: dict[str, object] = field(default_factory=dict)
@@ -144,9 +149,14 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
     # an earlier attempt's base file and carry log are rewritten, not reused: writes appended into the slice
     # since then can change the layout that keeps the snapshot (no reader reads them before the commit)
     carry_path = posixpath.join(directory, carry_log_name(op.file_id, ctx.instant))
-    for earlier in (carry_path, path):
-        if storage.exists(earlier):
-            storage.delete(earlier)
+    if storage.exists(carry_path):
+        if not written_only_by(storage, carry_path, ctx.instant):  # a writer that did not know the plan took it
+            raise HudiMetaError(
+                f"{carry_path} holds another write's blocks: run the compaction again (it is taken back)"
+            )
+        storage.delete(carry_path)
+    if storage.exists(path):
+        storage.delete(path)
     num_writes = None
     if base_file is not None and not ctx.exact and logs.schema is not None:  # a plain merge, nothing carried
         num_writes = stream_new_base_file(storage, base_file, logs, rest, spec, path)
@@ -162,7 +172,7 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
             partition,
             exact=ctx.exact,
             carry_allowed=ctx.carry,
-            event_time_field=config.event_time_field,
+            event_time_field=ctx.event_time_field,
             threshold_ms=ctx.threshold_ms,
         )
         if layout.inexact_keys:
@@ -268,9 +278,19 @@ def make_links(table: HudiTable, plan: CompactionPlan, mode: str) -> int:
     return made
 
 
+class PlanTakenBackError(HudiMetaError):
+    """The compaction could not keep merge order and was taken back (nothing lost): schedule again. `report` says
+    what taking it back did (the log files it moved back into the compacted slice)."""
+
+    def __init__(self, message: str, report: UnscheduleReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
 def check_plan_inputs(table: HudiTable, plan: CompactionPlan, instant: str) -> None:
-    """Refuse to commit when the slices being compacted gained log files after the plan was made, or a
-    write that may still add some is pending: their records would be neither merged nor linked."""
+    """Refuse to commit while a write older than the compaction is pending (its log files would land in a slice
+    being compacted), and take the plan back when writers that did not know it broke its merge order
+    (`compaction_undo.plan_breakers`): no plan is left pending that can never run."""
     table.reload()
     older = [
         i.requested_time
@@ -284,19 +304,22 @@ def check_plan_inputs(table: HudiTable, plan: CompactionPlan, instant: str) -> N
             f"write {older[0]} is still pending and older than compaction {instant}: let it finish (or roll it "
             f"back if its writer died), then run the compaction again"
         )
-    groups = {(fg.partition, fg.file_id): fg for fg in table.all_file_groups()}
-    for op in plan.operations:
-        fg = groups.get((op.partition_path or "", op.file_id))
-        old = fg.slices.get(op.base_instant_time or "") if fg is not None else None
-        if old is None:
-            continue
-        known = len(op.delta_file_paths) + len(op.symlink_operations)
-        if len(old.log_files) > known:
-            unknown = sorted(lf.name for lf in old.log_files if lf.name not in op.delta_file_paths)
-            raise HudiMetaError(
-                f"slice {op.base_instant_time} of file group {op.file_id} gained log files after compaction "
-                f"{instant} was planned ({', '.join(unknown)}); unschedule it and schedule again"
-            )
+    breakers = plan_breakers(table, plan, instant)
+    if not breakers:
+        return
+    why = breakers[0].describe() + (f" (and {len(breakers) - 1} more)" if len(breakers) > 1 else "")
+    try:
+        report = unschedule_compaction(table, instant)
+    except HudiMetaError as refused:
+        raise HudiMetaError(
+            f"compaction {instant} cannot keep merge order ({why}); taking it back was refused: {refused}; run it "
+            "again once no write is pending (it is then taken back)"
+        ) from None
+    log.warning("compaction %s taken back: %s", instant, why)
+    raise PlanTakenBackError(
+        f"compaction {instant} was taken back, nothing lost: {why}; schedule again to compact these file groups",
+        report,
+    )
 
 
 def _sequential(
@@ -319,9 +342,25 @@ def _op_keys(ops: Sequence[CompactionOperation]) -> list[tuple[str, str]]:
     return [(op.partition_path or "", op.file_id) for op in ops]
 
 
+def event_time_field(table: HudiTable, plan: CompactionPlan, instant: str) -> str | None:
+    """The field a plan's versions are judged by: the one the plan was cut with (the index's), else, for plans
+    written before plans recorded it, the table's `hoodie.payload.event.time.field`. A plan with a threshold and
+    neither is refused: guessing would put versions after T into the base file, or none at all."""
+    params = plan.strategy.strategy_params if plan.strategy else {}
+    field_name = plan_event_time_field(plan) or table.config.event_time_field
+    if field_name is None and (THRESHOLD_PARAM in params or is_exact(plan)):
+        raise HudiMetaError(
+            f"compaction {instant} has a threshold but no event-time field (neither its plan nor "
+            f"hoodie.properties names one): unschedule it and schedule again after `hudi-meta index TABLE "
+            f"--event-time-field F`"
+        )
+    return field_name
+
+
 def _context(table: HudiTable, plan: CompactionPlan, instant: str) -> CompactionContext:
     """The tasks' view of the table now: what is committed decides which log blocks the layout sees."""
     params = plan.strategy.strategy_params if plan.strategy else {}
+    field_name = event_time_field(table, plan, instant)
     table.reload()
     inputs = table.view_inputs()
     return CompactionContext(
@@ -333,6 +372,7 @@ def _context(table: HudiTable, plan: CompactionPlan, instant: str) -> Compaction
         exact=is_exact(plan),
         carry=has_carry_log(plan),
         threshold_ms=int(params[THRESHOLD_PARAM]) if THRESHOLD_PARAM in params else None,
+        event_time_field=field_name,
         base_uri=table.uri,
         storage_options=table.storage.options,
     )
@@ -401,6 +441,8 @@ def run_compaction(
     if state.is_completed:
         raise HudiMetaError(f"compaction {instant} is already completed")
     plan: CompactionPlan = table.compaction_plan(instant)
+    event_time_field(table, plan, instant)  # refused before anything is written
+    check_plan_inputs(table, plan, instant)  # and before any work that a taken-back plan would waste
     params = plan.strategy.strategy_params if plan.strategy else {}
     writer = TimelineWriter(table.storage, table.timeline_path)
     writer.start(Action.COMPACTION, instant)

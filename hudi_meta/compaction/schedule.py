@@ -4,6 +4,7 @@ record the plan in the store under one lock, so two schedulers racing produce ex
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +15,9 @@ from sqlalchemy import Connection, Engine, text, update
 from hudi_meta.compaction.candidates import candidate_slices
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionPlan
+from hudi_meta.freshness import freshness
 from hudi_meta.gc_pause import paused_gc
+from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import hudi_table
 from hudi_meta.index.registry import event_time_field_of
@@ -31,6 +34,7 @@ from hudi_meta.planning.strategies import (
     plan_operations,
 )
 from hudi_meta.table.instant import WRITE_ACTIONS, Action
+from hudi_meta.table.lock import table_lock
 from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
@@ -39,6 +43,7 @@ from hudi_meta.times import format_time_ms
 STRATEGIES = ("event-time", "log-file-size", "unbounded")
 MODES = ("symlink", "copy")
 DATA_LATENCY_KEY = "hoodie.compaction.event.time.data.latency"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,17 @@ def _threshold(request: ScheduleRequest, table: HudiTable, now_ms: int) -> int |
     return now_ms - latency
 
 
+def refuse_moving_back(conn: Connection, table_id: int, threshold: int) -> None:
+    """An exact compaction makes RO the table as of T: below the watermark RO holds now, that would take versions
+    between T and the watermark out of RO. Refused: the promise RO keeps only moves forward (issue 25)."""
+    now = freshness(completed_compactions(conn, table_id), pending_blocks(conn, table_id), 0)
+    if now.watermark_ms is not None and threshold < now.watermark_ms:
+        raise HudiMetaError(
+            f"an exact compaction at {format_time_ms(threshold)} would move the read-optimized view back before its "
+            f"watermark {format_time_ms(now.watermark_ms)}: schedule at or after it, or without --exact"
+        )
+
+
 class WriteInProgressError(HudiMetaError):
     """A write is pending on the table: scheduling now would lose its records (try again once it is done)."""
 
@@ -185,21 +201,57 @@ def schedule_compaction(
     threshold = _threshold(request, table, now_ms)
     if threshold is not None:
         check_threshold(threshold, now_ms)
-    indexer = Indexer(engine, table)
-    indexer.run()
-    assert indexer.table_id is not None
-    table_id = indexer.table_id
-    if request.strategy == "event-time" and event_time_field_of(engine, table_id) is None:
-        raise HudiMetaError(
-            f"{table.base_path} has no event-time field: register one with "
-            "`hudi-meta register TABLE --event-time-field F` (or set hoodie.payload.event.time.field)"
-        )
-    with schedule_lock(engine, table_id, table.uri) as conn:
+    for _ in range(INDEX_ATTEMPTS):
         table.reload()
+        indexed = _timeline_state(table)
+        indexer = Indexer(engine, table)
+        indexer.run()
+        assert indexer.table_id is not None
+        table_id = indexer.table_id
+        event_time_field = event_time_field_of(engine, table_id)  # the one the index measured blocks by
+        if request.strategy == "event-time" and event_time_field is None:
+            raise HudiMetaError(
+                f"{table.base_path} has no event-time field: register one with "
+                "`hudi-meta register TABLE --event-time-field F` (or set hoodie.payload.event.time.field)"
+            )
+        result = _schedule_indexed(engine, table, table_id, request, threshold, event_time_field, indexed)
+        if result is not None:
+            return result
+    return ScheduleResult(None, "writes kept committing while the table was indexed: try again", threshold_ms=threshold)
+
+
+INDEX_ATTEMPTS = 3  # times the table is indexed again when writes commit between indexing and planning
+
+
+def _timeline_state(table: HudiTable) -> list[tuple[str, str, str]]:
+    return [(i.requested_time, i.action, i.state.value) for i in table.timeline.instants]
+
+
+def _schedule_indexed(
+    engine: Engine,
+    table: HudiTable,
+    table_id: int,
+    request: ScheduleRequest,
+    threshold: int | None,
+    event_time_field: str | None,
+    indexed: list[tuple[str, str, str]],
+) -> ScheduleResult | None:
+    """Plan and write under the store's schedule lock and the table lock (`table.lock`, which writers take to
+    check for conflicts and commit): no write commits between the pending-writes check and the plan, and the
+    plan is cut from an index of the timeline as it is then (None: the timeline changed since `indexed`)."""
+    with (
+        schedule_lock(engine, table_id, table.uri) as conn,
+        table_lock(table.storage, table.meta_path, table.config.props, "schedule a compaction"),
+    ):
+        table.reload()
+        if _timeline_state(table) != indexed:
+            return None
         decision = triggers.decide(request.trigger, _facts(table))
         if not decision.allowed:
             return ScheduleResult(None, decision.reason, threshold_ms=threshold)
         refuse_pending_writes(table)
+        if request.exact and threshold is not None:
+            refuse_moving_back(conn, table_id, threshold)
         instant = new_instant_time(i.requested_time for i in table.timeline.instants)
         strategy = _strategy(request, threshold)
         with paused_gc():  # one collector pass after the plan's objects are gone, not many during
@@ -215,9 +267,10 @@ def schedule_compaction(
                 strategy = EventTimeBasedCompactionStrategy(threshold_ms=threshold)
             if not operations:
                 return ScheduleResult(None, "nothing to compact", threshold_ms=threshold)
-            plan = build_plan(operations, strategy, instant, request.mode, request.exact)
+            plan = build_plan(operations, strategy, instant, request.mode, request.exact, event_time_field)
             timeline = TimelineWriter(table.storage, table.timeline_path)
             timeline.request(Action.COMPACTION, instant, plan.to_bytes())
             record_plan(conn, table_id, instant, plan, PlanState.REQUESTED)
     table.reload()
+    log.info("scheduled compaction %s of %s: %d operations", instant, table.base_path, len(plan.operations))
     return ScheduleResult(instant, f"{len(plan.operations)} operations", plan, threshold)

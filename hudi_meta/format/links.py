@@ -12,6 +12,9 @@ EXACT_RESULT_KEY = "hoodie.compaction.event.time.exact"  # completed commit extr
 EXACT_KEY = "exact"  # plan strategyParams: "true" in exact mode
 CARRY_KEY = "carry"  # plan strategyParams: "true" when version 1 of the new slice is kept for the carry log
 THRESHOLD_PARAM = "threshold"  # plan strategyParams: T in epoch ms
+# plan strategyParams: the event-time field the plan was cut with (Hudi's key), so the executor merges by the same
+# field the index measured, whatever hoodie.properties says (the index may have been given one the table lacks)
+EVENT_TIME_FIELD_PARAM = "hoodie.payload.event.time.field"
 CARRY_LOG_VERSION = 1  # `.F_C.log.1_...`: records the new slice carries before its links (compaction/layout.py)
 
 
@@ -31,6 +34,13 @@ def has_carry_log(plan: CompactionPlan) -> bool:
     """Plans keep version 1 for the carry log (exact-mode plans always did; others since the carry log)."""
     params = plan.strategy.strategy_params if plan.strategy else {}
     return params.get(EXACT_KEY) == "true" or params.get(CARRY_KEY) == "true"
+
+
+def plan_event_time_field(plan: CompactionPlan) -> str | None:
+    """The event-time field a plan was cut with (None: a plan of another strategy, or one written before plans
+    recorded it)."""
+    params = plan.strategy.strategy_params if plan.strategy else {}
+    return params.get(EVENT_TIME_FIELD_PARAM) or None
 
 
 def is_exact(plan: CompactionPlan) -> bool:

@@ -218,3 +218,12 @@ def read_contents(storage: Storage, path: str, blocks: Sequence[LogBlock]) -> It
         for block in blocks:
             f.seek(block.content_offset)
             yield f.read(block.content_length)
+
+
+def written_only_by(storage: Storage, path: str, instant: str) -> bool:
+    """Whether every block of the log file at `path` belongs to `instant` (a file only that write wrote)."""
+    try:
+        blocks = read_blocks(storage, path)
+    except FileNotFoundError:
+        return False
+    return bool(blocks) and all(b.instant_time == instant for b in blocks)

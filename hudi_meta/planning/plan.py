@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hudi_meta.format.links import CARRY_KEY, CARRY_LOG_VERSION, EXACT_KEY, MODE_KEY, link_name
+from hudi_meta.format.links import (
+    CARRY_KEY,
+    CARRY_LOG_VERSION,
+    EVENT_TIME_FIELD_PARAM,
+    EXACT_KEY,
+    MODE_KEY,
+    link_name,
+)
 from hudi_meta.format.table_service_metadata import (
     CompactionOperation,
     CompactionPlan,
@@ -33,16 +40,20 @@ def build_plan(
     instant: str,
     mode: str = "symlink",
     exact: bool = False,
+    event_time_field: str | None = None,
 ) -> CompactionPlan:
     """The Hudi compaction plan that `<instant>.compaction.requested` holds for `operations`.
 
     Each operation merges its base file and `to_compact` logs (stock Hudi's fields, so Java Hudi and hudi-rs
     still read the plan) and names its kept logs as link operations into slice `instant`. The strategy's
-    params carry the threshold, the link `mode` and the `exact` flag, and always reserve log version 1 of
-    the new slice for the carry log: the executor, rollback and clean act on the plan alone, never on the
-    request that produced it. Pure: `instant` must be the compaction's own instant time.
+    params carry the threshold, the event-time field it was measured by, the link `mode` and the `exact` flag,
+    and always reserve log version 1 of the new slice for the carry log: the executor, rollback and clean act on
+    the plan alone, never on the request that produced it. Pure: `instant` must be the compaction's own instant
+    time.
     """
     params = {**strategy.params(), MODE_KEY: mode, EXACT_KEY: str(exact).lower(), CARRY_KEY: "true"}
+    if event_time_field:
+        params[EVENT_TIME_FIELD_PARAM] = event_time_field
     return CompactionPlan(
         operations=tuple(
             CompactionOperation(

@@ -13,6 +13,10 @@ What it finds (design section 6), one `Finding` per file:
 - `orphan`: a data file that no committed instant wrote and no pending instant is writing, with its age;
 - `plan-input-missing`: a base or log file a pending compaction plan reads is gone;
 - `uncommitted-link`: a link of a compaction that has not completed (fine while it runs);
+- `plan-slice-changed`: a log file in a slice a pending compaction compacts that its plan does not know (a writer
+  that did not know the plan wrote it; `compaction run` takes the plan back, nothing is lost);
+- `plan-order-broken`: a log file in a pending compaction's slice that sorts before the plan's carry log or
+  links (the same kind of writer; the same remedy);
 - `unsupported-freshness`: the last completed event-time compaction published a threshold, and one of its
   base files is gone with no newer base file in its place: the RO view no longer holds what it promised.
 
@@ -36,6 +40,7 @@ from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY, THRESHOLD_KEY, carry_
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionPlan, RollbackMetadata
 from hudi_meta.storage.base import Storage
+from hudi_meta.table.compaction_undo import plan_breakers
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.table import HudiTable
@@ -49,6 +54,8 @@ ORPHAN = "orphan"
 PLAN_INPUT_MISSING = "plan-input-missing"
 UNCOMMITTED_LINK = "uncommitted-link"
 UNSUPPORTED_FRESHNESS = "unsupported-freshness"
+PLAN_SLICE_CHANGED = "plan-slice-changed"
+PLAN_ORDER_BROKEN = "plan-order-broken"
 INDEX_DRIFT = "index-drift"  # found by `hudi_meta.check` (the store against a fresh index of the files)
 KINDS = (
     DANGLING_LINK,
@@ -59,6 +66,8 @@ KINDS = (
     PLAN_INPUT_MISSING,
     UNCOMMITTED_LINK,
     UNSUPPORTED_FRESHNESS,
+    PLAN_SLICE_CHANGED,
+    PLAN_ORDER_BROKEN,
     INDEX_DRIFT,
 )
 
@@ -669,6 +678,7 @@ def check_files(table: HudiTable, now_ms: int | None = None) -> list[Finding]:
     findings = link_findings(files, facts, outside)
     findings += copy_findings(table, copies_to_compare(files, facts))
     findings += plan_findings(files, facts)
+    findings += breaker_findings(table, facts)
     findings += freshness_findings(files, facts)
     scan = orphans(files, facts)
     found = list(scan.found)
@@ -681,6 +691,25 @@ def check_files(table: HudiTable, now_ms: int | None = None) -> list[Finding]:
     for orphan in found:
         findings.append(_aged(table, orphan, now_ms))
     return sorted(findings, key=lambda f: (KINDS.index(f.kind), f.path))
+
+
+def breaker_findings(table: HudiTable, facts: TimelineFacts) -> list[Finding]:
+    """Log files written by writers that did not know a pending plan, which keep it from merging in order."""
+    out = []
+    for c in facts.compactions:
+        if c.completed:
+            continue
+        try:
+            plan = table.compaction_plan(c.instant)
+        except (HudiMetaError, ValueError, OSError):
+            continue  # an unreadable plan: `plan_findings` and `compaction validate` say what is wrong
+        for b in plan_breakers(table, plan, c.instant):
+            kind = PLAN_SLICE_CHANGED if b.joined_compacted_slice else PLAN_ORDER_BROKEN
+            remedy = f"`compaction run` takes compaction {c.instant} back (nothing is lost); schedule again"
+            out.append(
+                Finding(kind, b.path, f"{b.describe()}: a writer that did not know the plan; {remedy}", c.instant)
+            )
+    return out
 
 
 def _exists(storage: Storage, path: str) -> bool:

@@ -37,7 +37,7 @@ from typing import Any
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.format.links import carry_log_name, has_carry_log
+from hudi_meta.format.links import carry_log_name, has_carry_log, reserved_log_files
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage.base import FileInfo
@@ -205,6 +205,47 @@ def moves_into(listing: Listing, partition: str, file_id: str, into: str, logs: 
         target = LogFileName(p.file_id, into, versions[p.version], p.write_token, p.extension, p.cdc).name
         moves.append(Move(partition, name, target))
     return moves
+
+
+@dataclass(frozen=True)
+class PlanBreaker:
+    """A log file that keeps a pending compaction from keeping merge order (see `plan_breakers`)."""
+
+    path: str  # relative to the base path
+    joined_compacted_slice: bool  # True: in the slice the plan compacts; False: sorts before the plan's links
+    instant: str
+
+    def describe(self) -> str:
+        if self.joined_compacted_slice:
+            return f"{self.path} joined the slice compaction {self.instant} compacts after it was planned"
+        return f"{self.path} sorts before the links of compaction {self.instant}"
+
+
+def plan_breakers(table: HudiTable, plan: CompactionPlan, instant: str) -> list[PlanBreaker]:
+    """Log files that keep pending compaction `instant` from keeping merge order.
+
+    Two kinds, both written by writers that did not know the plan (ours detect the conflict at commit and roll
+    back, `table.conflicts`; Java or Flink writers without a shared lock do not): a log file in a slice the plan
+    compacts that the plan neither merges nor links (the compaction would drop it from the file group), and a
+    log file in the plan's slice that sorts at or before a name the plan reserves (its carry log and links come
+    from older writes, and readers would merge them after it). Taking the plan back moves both into the slice the
+    plan compacted, after its log files, where they merge in the order they were written."""
+    listing = Listing(table)
+    found = []
+    for op in plan.operations:
+        partition = op.partition_path or ""
+        # the plan merges a prefix of the slice's log files and links the rest (a link there may show a file of an
+        # older slice, so names are not compared): a log file past that many joined the slice after the plan
+        planned = len(op.delta_file_paths) + len(op.symlink_operations)
+        for log in listing.logs(partition, op.file_id, op.base_instant_time or "")[planned:]:
+            found.append(PlanBreaker(rel(partition, log.name), True, instant))
+        reserved = [LogFileName.parse(n).sort_key() for n in reserved_log_files(plan, op, instant)]
+        last = max(reserved, default=None)
+        _, appended = classify(table, plan, op, instant, listing)
+        for name in appended:
+            if last is not None and LogFileName.parse(name).sort_key() <= last:
+                found.append(PlanBreaker(rel(partition, name), False, instant))
+    return found
 
 
 def appended_moves(table: HudiTable, plan: CompactionPlan, instant: str, listing: Listing) -> list[Move]:

@@ -83,8 +83,8 @@ class ViewInputs:
     first_active_instant: str | None
     pending_compactions: dict[tuple[str, str], str]  # (partition, fileId) -> compaction instant
     replaced: frozenset[tuple[str, str]] = frozenset()
-    # (partition, file name) of the links and exact logs that pending compactions plan: until the compaction
-    # commits they repeat (or hold) records of the slice before, so readers never read them
+    # (partition, file name) of the links that pending compactions plan: until the compaction commits they repeat
+    # records of the slice before, so readers never read them
     pending_links: frozenset[tuple[str, str]] = frozenset()
 
     def is_committed(self, instant: str) -> bool:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from hudi_meta.errors import CorruptFileError, HudiMetaError
 from hudi_meta.format.file_names import slice_of_file
+from hudi_meta.format.log_reader import written_only_by
 from hudi_meta.format.log_writer import append_blocks, rollback_block
 from hudi_meta.format.table_service_metadata import (
     CompactionPlan,
@@ -54,7 +55,6 @@ from hudi_meta.table.markers import APPEND, CREATE, Marker, delete_markers, list
 from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
-from hudi_meta.table.writer import written_only_by
 
 
 @dataclass

@@ -26,7 +26,6 @@ from hudi_meta.errors import (
     UnsupportedTableError,
 )
 from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.format.links import reserved_log_files
 from hudi_meta.format.properties import checksum_ok, parse_properties
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.storage import Storage, storage_for
@@ -225,7 +224,9 @@ class HudiTable:
             for op in plan.operations:
                 partition = op.partition_path or ""
                 pending[(partition, op.file_id)] = instant.requested_time
-                links.update((partition, name) for name in reserved_log_files(plan, op, instant.requested_time))
+                # the carry log is not among them: its blocks are of the pending instant, which readers skip anyway,
+                # and a writer that did not know the plan may have taken its name (its records must be read)
+                links.update((partition, s.symlink) for s in op.symlink_operations)
         return ViewInputs(
             table_version=self.config.version,
             completed={i.requested_time: (i.completion_time or i.requested_time) for i in tl.completed()},

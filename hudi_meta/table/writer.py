@@ -24,6 +24,7 @@ import dataclasses
 import datetime as dt
 import itertools
 import json
+import logging
 import posixpath
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +42,7 @@ from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
 from hudi_meta.format.links import reserved_log_files
-from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.format.log_reader import written_only_by
 from hudi_meta.format.log_writer import (
     EncodedBlock,
     append_blocks,
@@ -55,11 +56,14 @@ from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
 from hudi_meta.table import bucket_index
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
+from hudi_meta.table.conflicts import WriteConflictError, write_conflicts
 from hudi_meta.table.event_time import min_max_epoch_ms
 from hudi_meta.table.file_group_reader import drop_soft_deleted, record_key_array
 from hudi_meta.table.heartbeat import Heartbeat, HeartbeatConfig, HeartbeatExpiredError
 from hudi_meta.table.instant import Action, Instant, State
+from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
+from hudi_meta.table.rollback import rollback_failed_write
 from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 from hudi_meta.table.write_targets import FileGroupTarget, target_for
@@ -72,6 +76,7 @@ META_COLUMNS = (
     "_hoodie_file_name",
 )
 PARTITION_METADATA = ".hoodie_partition_metadata"
+log = logging.getLogger(__name__)
 
 
 def create_table(
@@ -357,15 +362,6 @@ def _create_log_file(
     raise HudiMetaError(f"no free log file version for {target.file_id} after {target.log_file}")
 
 
-def written_only_by(storage: Storage, path: str, instant: str) -> bool:
-    """Whether every block of the log file at `path` belongs to `instant` (an earlier attempt of this write)."""
-    try:
-        blocks = read_blocks(storage, path)
-    except FileNotFoundError:
-        return False
-    return bool(blocks) and all(b.instant_time == instant for b in blocks)
-
-
 @dataclass
 class WriteClient:
     """One write (deltacommit or commit) of a v6 table: request, write files, then commit once.
@@ -385,6 +381,7 @@ class WriteClient:
         if self.table.config.version != 6:
             raise UnsupportedTableError("hudi-meta writes table version 6 only")
         self.timeline = TimelineWriter(self.table.storage, self.table.timeline_path)
+        self._chosen_instant = not self.instant
         if not self.instant:
             self.instant = new_instant_time(i.requested_time for i in self.table.timeline.instants)
         if self.heartbeat_config is None:
@@ -415,6 +412,13 @@ class WriteClient:
         """Start the heartbeat, then request and start the instant (Java's order: a live writer's instant
         never exists without a heartbeat)."""
         assert self.heartbeat_config is not None
+        if self._chosen_instant:
+            # a client opened a while ago takes a time after every instant there is now, as Java's startCommit does:
+            # an instant older than an archived one would read as committed, before a compaction as compacted
+            self.table.reload()
+            times = [i.requested_time for i in self.table.timeline.instants]
+            if times and max(times) >= self.instant:
+                self.instant = new_instant_time(times)
         self.heartbeat = Heartbeat(self.table.storage, self.table.meta_path, self.instant, self.heartbeat_config)
         self.heartbeat.start()
         try:
@@ -442,6 +446,28 @@ class WriteClient:
         for s in self.stats:
             metadata.partition_to_write_stats.setdefault(s.partition_path, []).append(s)
         content = metadata.to_json()
+        t = self.table
+        with table_lock(t.storage, t.meta_path, t.config.props, f"commit {self.instant}"):
+            t.reload()
+            conflicts = write_conflicts(t, self.stats)
+            if not conflicts:
+                self._check_still_live()
+                completed = self.timeline.complete(self.action, self.instant, content)
+        if conflicts:
+            self._roll_back_own_write()
+            raise WriteConflictError(
+                f"write {self.instant} was rolled back: {conflicts[0].describe()} after this write planned its "
+                "files (nothing of it is in the table); write it again"
+            )
+        if self.heartbeat is not None:
+            self.heartbeat.stop(delete=True)
+        delete_markers(self.table.storage, self.table.meta_path, self.instant)
+        self.table.reload()
+        return completed
+
+    def _check_still_live(self) -> None:
+        """Refuse to commit a write that may have been rolled back: its heartbeat went stale, or its requested
+        or inflight file is gone."""
         if self.heartbeat is not None:
             try:
                 self.heartbeat.check()
@@ -458,18 +484,30 @@ class WriteClient:
             raise HudiMetaError(
                 f"refusing to commit {self.instant}: {', '.join(missing)} is gone (the write was rolled back)"
             )
-        completed = self.timeline.complete(self.action, self.instant, content)
-        if self.heartbeat is not None:
-            self.heartbeat.stop(delete=True)
-        delete_markers(self.table.storage, self.table.meta_path, self.instant)
+
+    def _roll_back_own_write(self) -> None:
+        """Take this write back after a conflict: its log files first (it created each of them, and they hold
+        only its blocks: deleting them leaves the slice a compaction took as the plan knows it), then Hudi's
+        rollback of the instant (its base files, markers, a rollback instant)."""
+        storage = self.table.storage
+        for stat in self.stats:
+            for name in stat.log_files or ():
+                path = posixpath.join(self.context.partition_dir(stat.partition_path), name)
+                if written_only_by(storage, path, self.instant):
+                    storage.delete(path)
+        self.close()
         self.table.reload()
-        return completed
+        rollback_failed_write(self.table, self.instant, force=True)
+        log.warning("write %s rolled back after a conflict with a compaction", self.instant)
 
     # ---- files --------------------------------------------------------------------------------------
 
     def targets(self) -> dict[tuple[str, str], FileGroupTarget]:
         """Append targets of every visible file group (one listing per write)."""
         if not hasattr(self, "_targets"):
+            # the view as of now, not as of when the table was opened: a plan written since then has taken its
+            # slices, and writes go into the plan's slice (a stale view would conflict at commit)
+            self.table.reload()
             inputs = self.table.view_inputs()
             links = planned_links(self.table)
             self._targets = {

@@ -46,31 +46,7 @@ def test_schedule_refuses_while_a_write_is_pending(engine: Engine, tmp_path: Pat
     assert sorted(t.read("ro")) == ["a", "b", "c", "d", "e"]  # the write that was inflight is not lost
 
 
-def test_run_refuses_log_files_that_appeared_in_the_compacted_slice(engine: Engine, tmp_path: Path) -> None:
-    t = CoreTable(tmp_path / "t")
-    t.write(rows(("a", 1, 1.0)))
-    t.write(rows(("b", 2, 1.0)))
-    result = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(100)))
-    assert result.instant is not None
-    # a writer that planned its target before the plan existed lands in the old slice afterwards
-    from hudi_meta.format.file_names import LogFileName
-    from hudi_meta.table.write_targets import FileGroupTarget
-    from hudi_meta.table.writer import WriteClient, append_to_file_group
-
-    late = WriteClient(t.table, instant=str(int(result.instant) - 1))
-    late.begin()
-    assert t.file_id is not None
-    base_instant = t.table.file_groups()[0].ordered_slices()[0].base_instant
-    name = LogFileName(t.file_id, base_instant, 9, "1-0-1").name
-    late.stats.append(
-        append_to_file_group(
-            late.context, FileGroupTarget(t.partition, t.file_id, base_instant, None, name, 0), rows(("z", 3, 1.0))
-        )
-    )
-    late.commit()
-    with pytest.raises(HudiMetaError, match="gained log files after compaction"):
-        run_compaction(t.table, result.instant)
-    assert "z" in t.read("snapshot")  # refused before the commit: nothing lost
+# A writer that planned its files before the plan and commits after it: tests/compaction/test_write_conflicts.py
 
 
 # ---- 2. archived instants ---------------------------------------------------------------------------------

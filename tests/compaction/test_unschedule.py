@@ -211,7 +211,7 @@ def test_an_exact_plan_that_ran_takes_its_carry_log_back(engine: Engine, tmp_pat
     t.write(rows(("c", 50, 1.0)))  # linked
     result = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10), exact=True))
     assert result.instant is not None
-    t.write(rows(("d", 60, 1.0), ("b", 61, 3.0)))  # appended
+    t.write(rows(("d", 60, 1.0), ("a", 61, 3.0)))  # appended (b's carried version stays b's newest)
     assert run_until(t.table, result.instant, "before-commit")
     assert t.file_id is not None
     carry = Path(t.path, t.partition, carry_log_name(t.file_id, result.instant))

@@ -21,11 +21,12 @@ import pyarrow as pa
 from sqlalchemy import Engine
 
 from hudi_meta.clean import run_clean
-from hudi_meta.compaction.run import run_compaction, set_crash_hook
+from hudi_meta.compaction.run import PlanTakenBackError, run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord
+from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName, log_file_name
 from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM
 from hudi_meta.format.table_service_metadata import CompactionPlan
@@ -39,13 +40,16 @@ from hudi_meta.planning.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, 
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
-from hudi_meta.table.check import UNCOMMITTED_LINK, check_files
+from hudi_meta.table.check import PLAN_ORDER_BROKEN, PLAN_SLICE_CHANGED, UNCOMMITTED_LINK, check_files
 from hudi_meta.table.cleaned import CleanedDataError
+from hudi_meta.table.conflicts import WriteConflictError
 from hudi_meta.table.instant import WRITE_ACTIONS
-from hudi_meta.table.markers import APPEND, create_marker
+from hudi_meta.table.markers import APPEND, create_marker, delete_markers
 from hudi_meta.table.rollback import rollback_compaction, rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable, Query
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.table.timeline import TimelineWriter
+from hudi_meta.table.write_targets import FileGroupTarget
+from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
 from tests.crashes import Crash, crash_at
 from tests.index.summary_model import summary_drift
 from tests.model.model import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, TableModel, Version, at, instant_ms, rows
@@ -122,6 +126,7 @@ class PendingPlan:
     exact: bool
     plan: CompactionPlan
     crashed: bool = False
+    foreign: bool = False  # a writer that does not know the plan wrote into its slices (the run takes it back)
 
 
 @dataclass
@@ -134,6 +139,7 @@ class ModelTable:
     open_writers: dict[str, WriteClient] = field(default_factory=dict)  # live writers, not yet committed
     failed: list[str] = field(default_factory=list)  # abandoned writes, not yet rolled back
     pending: PendingPlan | None = None
+    stale: tuple[WriteClient, list[Op], str] | None = None  # a writer that planned its files, not yet begun
     last_event_time_compaction: tuple[str, int, bool] | None = None  # (instant, T, exact)
     event_time_compactions: list[tuple[str, int, bool]] = field(default_factory=list)  # completed, oldest first
     # reads as of an earlier instant may be refused as cleaned, reads as of it or later must work: the newest
@@ -145,6 +151,8 @@ class ModelTable:
     log: list[str] = field(default_factory=list)  # what happened, for failure messages
     archived: bool = False  # whether any instant left the active timeline
     runner: Callable[[HudiTable, str], object] = run_compaction  # executes a plan (locally, or on Spark)
+    # False: hoodie.properties names no event-time field; the index is given it (`index --event-time-field ts`)
+    field_in_properties: bool = True
 
     def __post_init__(self) -> None:
         self.model = TableModel(self.payload)
@@ -155,17 +163,21 @@ class ModelTable:
             ["id"],
             "ts",
             ["part"],
-            event_time_field="ts",
+            event_time_field="ts" if self.field_in_properties else None,
             buckets=BUCKETS,
             extra_props={"hoodie.compaction.payload.class": self.payload, **HEARTBEAT_PROPS},
         )
         self.engine = new_engine(self.root, "store.db")
+        if not self.field_in_properties:
+            Indexer(self.engine, self.table).run("ts")
         self.file_ids: dict[tuple[str, int], str] = {}
         self.catalog = MemoryCatalog()
 
     def close(self) -> None:
         for w in self.open_writers.values():
             w.close()
+        if self.stale is not None:
+            self.stale[0].close()
         self.engine.dispose()
 
     @property
@@ -274,6 +286,75 @@ class ModelTable:
         self.log.append(f"failed write {w.instant} {block_format} unwritten_file={unwritten_file} {list(ops)}")
         return w.instant
 
+    def open_stale_writer(self, ops: Sequence[Op], block_format: str = "avro") -> None:
+        """A writer that opens the table and plans its files now, then begins, writes and commits in a later step
+        (issue 25, defect 3): a plan written in between took its slices, and its commit rolls it back."""
+        w = WriteClient(self.table)
+        w.targets()
+        self.stale = (w, list(ops), block_format)
+        self.log.append(f"stale writer planned {block_format} {list(ops)}")
+
+    def stale_writer_commits(self) -> None:
+        assert self.stale is not None
+        w, ops, block_format = self.stale
+        self.stale = None
+        with w:
+            w.begin()
+            self.append(w, ops, block_format)
+            try:
+                w.commit()
+            except WriteConflictError as conflict:
+                self.model.roll_back(w.instant)  # rolled back by the writer itself: none of it is in the table
+                self.log.append(f"stale writer {w.instant}: {conflict}")
+                return
+        self.model.commit(w.instant)
+        self.log.append(f"stale writer {w.instant}: committed")
+
+    def foreign_write(self, ops: Sequence[Op], into_compacted_slice: bool) -> None:
+        """A write by a writer that does not know the pending plan (Java or Flink without a shared lock), into the
+        file groups the plan compacts: a log file in the slice the plan compacts, or one in the plan's slice named
+        as Java names the first file there (version 1, token 1-0-1: the carry log's name), before the links."""
+        assert self.pending is not None
+        planned = {(op.partition_path, op.file_id): op.base_instant_time for op in self.pending.plan.operations}
+        w = self.begin()
+        for (partition, bucket), group in sorted(self._route(ops).items()):
+            file_id = self.file_ids[(partition, bucket)]
+            upserts = [o for o in group if o.amount is not None]
+            if (partition, file_id) not in planned or not upserts:
+                continue
+            if into_compacted_slice:
+                base = planned[(partition, file_id)]
+                listed = [LogFileName.try_parse(n) for n in os.listdir(os.path.join(self.path, partition))]
+                version = max(
+                    (p.version for p in listed if p and p.file_id == file_id and p.instant == base), default=0
+                )
+                target = FileGroupTarget(
+                    partition, file_id, base, None, log_file_name(file_id, base, version + 1, "1-0-1"), 0
+                )
+            else:
+                instant = self.pending.instant
+                target = FileGroupTarget(
+                    partition, file_id, instant, None, log_file_name(file_id, instant, 1, "1-0-1"), 0
+                )
+            stat = append_to_file_group(w.context, target, self._data(upserts, partition))
+            w.stats.append(stat)
+            versions = [self._version(o, partition, w.instant) for o in upserts]
+            self.model.append(partition, file_id, w.instant, posixpath.basename(stat.path), versions)
+        tl = self.table.timeline
+        metadata = CommitMetadata(
+            operation_type="UPSERT",
+            extra_metadata={"schema": tl.commit_metadata(tl.completed_writes()[-1]).schema or ""},
+        )
+        for stat in w.stats:
+            metadata.partition_to_write_stats.setdefault(stat.partition_path, []).append(stat)
+        TimelineWriter(w.table.storage, w.table.timeline_path).complete(w.action, w.instant, metadata.to_json())
+        delete_markers(w.table.storage, w.table.meta_path, w.instant)
+        w.close()
+        self.model.commit(w.instant)
+        self.pending.foreign = self.pending.foreign or bool(w.stats)
+        where = "the compacted slice" if into_compacted_slice else "the plan's slice"
+        self.log.append(f"foreign write {w.instant} into {where}: {[s.path for s in w.stats]}")
+
     def roll_back_failed(self) -> None:
         """An operator rolls back the dead writes (force: their writer is known gone); live writers stay."""
         rollback_failed_writes(self.table)  # heartbeats of live writers are fresh: nothing of theirs is touched
@@ -313,7 +394,28 @@ class ModelTable:
             self.log.append(f"run {self.pending.instant}: killed at {kill_at} #{nth}")
             self.remember_links()
             return
+        except PlanTakenBackError as taken_back:
+            self._taken_back(taken_back, before)
+            return
         self._completed(before)
+
+    def _taken_back(self, taken_back: PlanTakenBackError, before: set[Row]) -> None:
+        """The run took the plan back: only after a writer that did not know it wrote into its slices; nothing is
+        lost, and the files it moved are known by their new names."""
+        assert self.pending is not None and self.pending.foreign, f"a plan taken back for nothing: {taken_back}"
+        self.log.append(f"run {self.pending.instant}: {taken_back}")
+        assert read_rows(self.table.read("snapshot")) == before, "taking the plan back changed the snapshot"
+        self._moved(taken_back.report.actions)
+        self._forget_links(self.pending.instant)
+        self.pending = None
+
+    def check_nothing_left_at(self, threshold_s: int, mode: str, exact: bool) -> None:
+        """Right after a compaction at T with nothing written since, a schedule at the same T plans nothing
+        (issue 25, defect 2): the compaction left nothing at or before T to merge."""
+        request = ScheduleRequest(threshold_ms=at(threshold_s), mode=mode, exact=exact)
+        result = schedule_compaction(self.engine, self.table, request)
+        self.log.append(f"schedule again T={threshold_s} exact={exact}: {result.instant} {result.reason}")
+        assert result.instant is None and result.reason == "nothing to compact", (result.instant, result.reason)
 
     def run_while_writing(self, at_step: str, write: Callable[[], object]) -> None:
         """Run the pending compaction with a writer committing (`write`) when the run first reaches `at_step`
@@ -330,6 +432,9 @@ class ModelTable:
         set_crash_hook(hook)
         try:
             self.runner(self.table, self.pending.instant)
+        except PlanTakenBackError as taken_back:
+            self._taken_back(taken_back, before[-1])
+            return
         finally:
             set_crash_hook(None)
         self._completed(before[-1])
@@ -356,10 +461,13 @@ class ModelTable:
             return
         self.log.append(f"unschedule {instant}: {len(report.actions)} file actions")
         self._moved(report.actions)
+        self._forget_links(instant)
+        self.pending = None
+
+    def _forget_links(self, instant: str) -> None:
         for link in [link for link in self.links if f"_{instant}.log." in posixpath.basename(link)]:
             del self.links[link]
             self.link_bytes.pop(link, None)
-        self.pending = None
 
     def apply_compaction(self, p: PendingPlan) -> None:
         recorded = _recorded_threshold(p.plan)
@@ -521,7 +629,7 @@ class ModelTable:
         fresh_engine = new_engine(self.root, "fresh.db")
         try:
             fresh = Indexer(fresh_engine, self.table)
-            fresh.run()
+            fresh.run(None if self.field_in_properties else "ts")  # what `index --event-time-field ts` registered
             assert indexer.table_id is not None and fresh.table_id is not None
             kept = index_fingerprint(self.engine, indexer.table_id)
             fresh_print = index_fingerprint(fresh_engine, fresh.table_id)
@@ -632,6 +740,8 @@ class ModelTable:
     def check_table(self) -> None:
         """`hudi-meta check` finds nothing, but the links of a compaction killed before its commit (issue 10)."""
         expected = {UNCOMMITTED_LINK} if self.pending is not None and self.pending.crashed else set()
+        if self.pending is not None and self.pending.foreign:  # what check must report until the run takes it back
+            expected |= {PLAN_SLICE_CHANGED, PLAN_ORDER_BROKEN}
         findings = [f for f in check_files(self.table) if f.kind not in expected]
         assert not findings, "check found: " + "; ".join(f.line() for f in findings[:5])
 

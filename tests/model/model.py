@@ -303,7 +303,8 @@ def _layout(
         winner = _log_winner(c)
         w_carried = w if w is not None else (winner if winner is not None and winner.is_delete else None)
         plain: list[tuple[Version | None, Version | None]] = [(w, None), (w, winner)]
-        as_of_t: list[tuple[Version | None, Version | None]] = [(a, w_carried), (a, winner)]
+        # design 5: W goes to the carry log only where it differs from A (where A alone keeps the snapshot)
+        as_of_t: list[tuple[Version | None, Version | None]] = [(a, None), (a, w_carried), (a, winner)]
         for chosen, carried in [*(as_of_t + plain if exact else plain + as_of_t), (b, winner)]:
             if merge(chosen, ([carried] if carried else []) + r, payload) == now:
                 break

@@ -1,6 +1,9 @@
 """The model test (issue 8): random sequences of ingest (inserts, updates, deletes, late data, two partitions,
 Avro and Parquet blocks, each payload class), a second writer, failed writes and their rollback, event-time
-compactions (random T, symlink or copy, exact or not) killed at a random crash point and resumed, unschedule,
+compactions (random T, symlink or copy, exact or not; the event-time field in hoodie.properties or given to the
+index only) killed at a random crash point and resumed, then a schedule at the same T (plans nothing), writers
+that planned their files before a plan (their commit rolls them back) and writers that do not know a pending plan
+(the run takes it back), unschedule,
 clean (each policy), rollback of the newest completed compaction, archival and indexing; after every
 step every read equals the model (`model.py`), links stay intact, `hudi-meta check` finds nothing, and hudi-rs
 agrees wherever nothing is pending.
@@ -77,6 +80,7 @@ class ModelMachine(RuleBasedStateMachine):
 
     @initialize(
         payload=st.sampled_from(PAYLOADS),
+        field_in_properties=st.booleans(),
         extra=st.lists(st.builds(Op, st.sampled_from(KEYS), seconds, amounts), max_size=6, unique_by=lambda o: o.key),
         first_seconds=st.lists(seconds, min_size=len(FIRST_OF_GROUP), max_size=len(FIRST_OF_GROUP)),
         rnd=st.randoms(use_true_random=False),
@@ -85,13 +89,14 @@ class ModelMachine(RuleBasedStateMachine):
     def bootstrap(
         self,
         payload: str,
+        field_in_properties: bool,
         extra: list[Op],
         first_seconds: list[int],
         rnd: random.Random,
         writes: list[tuple[list[Op], str]],
     ) -> None:
         """A table with base files and (mostly) a few log files already, so that compactions have work early."""
-        self.t = ModelTable(self.root, payload, runner=type(self).runner)
+        self.t = ModelTable(self.root, payload, runner=type(self).runner, field_in_properties=field_in_properties)
         self.rnd = rnd
         first = [Op(k, s, 1.0) for k, s in zip(FIRST_OF_GROUP, first_seconds, strict=True)]
         self.t.bootstrap(first + [o for o in extra if o.key not in FIRST_OF_GROUP])
@@ -136,9 +141,30 @@ class ModelMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.table.pending is None and not self.table.open_writers)
     @rule(step=st.integers(0, 60), mode=st.sampled_from(["symlink", "copy"]), exact=st.booleans())
     def schedule_and_run(self, step: int, mode: str, exact: bool) -> None:
-        """The common path: a compaction run right after it is scheduled."""
+        """The common path: a compaction run right after it is scheduled; a schedule at the same T then plans
+        nothing."""
         if self._schedule(step, mode, exact):
             self.table.run()
+            if self.table.pending is None:
+                self.table.check_nothing_left_at(self.last_threshold, mode, exact)
+
+    @precondition(lambda self: self.table.stale is None)
+    @rule(data=ops, block_format=block_formats)
+    def stale_writer_plans(self, data: list[Op], block_format: str) -> None:
+        """A writer opens the table and plans its files; it begins, writes and commits in a later step."""
+        self.table.open_stale_writer(data, block_format)
+
+    @precondition(lambda self: self.table.stale is not None)
+    @rule()
+    def stale_writer_commits(self) -> None:
+        self.table.stale_writer_commits()
+
+    @precondition(lambda self: self.table.pending is not None)
+    @rule(data=ops, into_compacted_slice=st.booleans())
+    def foreign_write(self, data: list[Op], into_compacted_slice: bool) -> None:
+        """A writer that does not know the pending plan (Java or Flink without a shared lock) writes into its
+        file groups: the run takes the plan back."""
+        self.table.foreign_write(data, into_compacted_slice)
 
     @precondition(lambda self: self.table.pending is None and not self.table.open_writers)
     @rule(

@@ -282,14 +282,19 @@ def test_a_version_both_in_the_base_file_and_the_exact_log_is_one_version(tmp_pa
     delete (51 s) and an older re-insert (14 s) written into the pending slice, the current version is the base
     file's (Java's payload keeps the base record over the re-insert's lower ordering value); keeping the log's
     copy of the same record in the new base file keeps the snapshot. Before this fix the executor compared rows,
-    not versions, kept the old base row instead and published `exact=false` for a table that was exact."""
+    not versions, kept the old base row instead and published `exact=false` for a table that was exact.
+
+    Since issue 25 (defect 2) an exact compaction carries a version only where it differs from A, so the first
+    compaction leaves no copy and a second one at the same T plans nothing; a later write makes it plan again."""
     t = ModelTable(str(tmp_path / "t"), DEFAULT_PAYLOAD)
     try:
         bootstrap(t)
         t.write([Op("k00", 24, 6.0)])
         assert t.schedule(100, "symlink", exact=True) is not None
         t.run()
-        second = t.schedule(100, "symlink", exact=True)  # compacts the exact log: k00 (24 s), as in the base file
+        assert t.schedule(100, "symlink", exact=True) is None  # k00 (24 s) is in the base file, not carried
+        t.write([Op("k00", 20, 7.0)])  # lower ordering value: the base record (24 s) stays the current version
+        second = t.schedule(100, "symlink", exact=True)
         assert second is not None
         t.write([Op("k00", 51, None)])  # written into the pending slice
         t.write([Op("k00", 14, 8.0)])

@@ -1,0 +1,76 @@
+"""Write conflicts with compactions, decided at commit as Java's optimistic concurrency control decides them.
+
+A write appends log files into the slice its view showed as the newest of each file group. A compaction
+scheduled after that view was taken (Java: a compaction instant that started after the writer's instant, with
+file ids in common; `SimpleConcurrentFileWritesConflictResolutionStrategy`) may compact that very slice: the
+write's log files then land in a slice the plan does not know, after the plan has taken the slice, and neither
+the compaction nor a reader of the compaction's slice sees them. Rule: a write that appended into slice B of file
+group F conflicts with every compaction, pending or completed, whose operation on F compacts slice B. The writer
+detects it under the table lock (`table.lock`), in which schedulers write their plans too, rolls its own write back
+and fails; writing again puts the records into the compaction's slice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.commit_metadata import WriteStat
+from hudi_meta.table.table import HudiTable
+
+SliceKey = tuple[str, str, str]  # (partition, file id, base instant)
+
+
+class WriteConflictError(HudiMetaError):
+    """A write appended into a slice that a compaction took after the write planned its files."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    compaction: str
+    partition: str
+    file_id: str
+    base_instant: str
+
+    def describe(self) -> str:
+        where = f"{self.partition}/{self.file_id}" if self.partition else self.file_id
+        return f"compaction {self.compaction} took slice {self.base_instant} of file group {where}"
+
+
+def appended_slices(stats: Iterable[WriteStat]) -> set[SliceKey]:
+    """The slices a write appended log files to (write stats naming log files; `prevCommit` is the slice)."""
+    return {(s.partition_path or "", s.file_id, s.prev_commit) for s in stats if s.log_files and s.prev_commit}
+
+
+def find_conflicts(appended: set[SliceKey], compactions: Iterable[tuple[str, Iterable[SliceKey]]]) -> list[Conflict]:
+    """The compactions (instant, the slices it compacts) that took a slice of `appended`. Pure."""
+    return [Conflict(instant, *key) for instant, slices in compactions for key in sorted(set(slices) & appended)]
+
+
+def compacted_slices(table: HudiTable, newer_than: str) -> list[tuple[str, list[SliceKey]]]:
+    """Every compaction on the active timeline after `newer_than` with the slices it compacts: a pending one's
+    from its plan, a completed one's from its commit's write stats (its plan may be archived)."""
+    tl = table.timeline
+    out: list[tuple[str, list[SliceKey]]] = []
+    for instant in tl.instants:
+        time = instant.requested_time
+        if time <= newer_than or not tl.is_compaction(time):
+            continue
+        if instant.is_completed:
+            stats: Sequence[WriteStat] = tl.commit_metadata(instant).write_stats()
+            out.append((time, [(s.partition_path or "", s.file_id, s.prev_commit) for s in stats]))
+        else:
+            plan = table.compaction_plan(time)
+            ops = plan.operations
+            out.append((time, [(op.partition_path or "", op.file_id, op.base_instant_time or "") for op in ops]))
+    return out
+
+
+def write_conflicts(table: HudiTable, stats: Iterable[WriteStat]) -> list[Conflict]:
+    """The conflicts of a write's stats with the compactions on `table`'s timeline as loaded."""
+    appended = appended_slices(stats)
+    if not appended:
+        return []
+    oldest = min(base for _, _, base in appended)
+    return find_conflicts(appended, compacted_slices(table, oldest))

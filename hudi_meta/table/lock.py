@@ -1,0 +1,100 @@
+"""The table lock: the short critical sections in which a writer checks for conflicts and commits, and a scheduler
+checks for pending writes and writes its plan, never interleave (Java's optimistic concurrency control takes its
+lock around the same two steps).
+
+It is Java's `FileSystemBasedLockProvider` lock, so Java writers configured with that provider take turns with us:
+the file `<base>/.hoodie/lock` (or `<hoodie.write.lock.filesystem.path>/lock`), created atomically (an object
+store's conditional write) by the holder and deleted to release it. A lock whose file was last written longer ago
+than `hoodie.write.lock.filesystem.expire` minutes belongs to a holder that died and is taken over. Java's default
+is 0 (never expires); ours is 1 minute when the table does not set it (what Java's own embedded lock config uses),
+so that a process killed inside its critical section does not stop the table for good. Acquiring waits up to
+`hoodie.write.lock.wait_time_ms` (60 s, Java's default).
+
+Taking over an expired lock deletes it and creates it anew: two processes that do this at the same moment may
+both believe they hold it (Java has the same window); it only opens after a holder died inside its section.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import posixpath
+import socket
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.storage.base import Storage
+
+LOCK_FILE = "lock"
+LOCK_PATH_KEY = "hoodie.write.lock.filesystem.path"
+EXPIRE_KEY = "hoodie.write.lock.filesystem.expire"  # minutes; 0: never
+WAIT_KEY = "hoodie.write.lock.wait_time_ms"
+DEFAULT_EXPIRE_MINUTES = 1
+DEFAULT_WAIT_MS = 60_000
+
+log = logging.getLogger(__name__)
+
+
+class TableLockTimeoutError(HudiMetaError):
+    """Another process held the table lock for longer than we wait."""
+
+
+def lock_path(meta_path: str, props: Mapping[str, str]) -> str:
+    directory = props.get(LOCK_PATH_KEY) or meta_path
+    return posixpath.join(directory, LOCK_FILE)
+
+
+def _number(props: Mapping[str, str], key: str, default: int) -> int:
+    text = props.get(key, "").strip()
+    return int(text) if text.isascii() and text.isdigit() else default
+
+
+@contextmanager
+def table_lock(storage: Storage, meta_path: str, props: Mapping[str, str], what: str) -> Iterator[None]:
+    """Hold the table lock for `what` (named in the lock file and in the error when it cannot be had)."""
+    path = lock_path(meta_path, props)
+    expire_ms = _number(props, EXPIRE_KEY, DEFAULT_EXPIRE_MINUTES) * 60_000
+    deadline = time.monotonic() + _number(props, WAIT_KEY, DEFAULT_WAIT_MS) / 1000
+    owner = f"{what} by {socket.gethostname()}:{os.getpid()} at {dt.datetime.now(dt.UTC).isoformat()} {uuid.uuid4()}"
+    pause = 0.005
+    while True:
+        try:
+            storage.create_atomic(path, owner.encode())
+            break
+        except FileExistsError:
+            pass
+        if expire_ms and _expired(storage, path, expire_ms):
+            log.warning("taking over the expired table lock %s", path)
+            storage.delete(path)
+            continue
+        if time.monotonic() >= deadline:
+            raise TableLockTimeoutError(
+                f"{what}: the table lock {path} is held by another process ({_holder(storage, path)}); try again, "
+                f"or delete the file if its holder is gone"
+            ) from None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+    try:
+        yield
+    finally:
+        if _holder(storage, path) == owner:  # never delete a lock another process took over
+            storage.delete(path)
+
+
+def _expired(storage: Storage, path: str, expire_ms: int) -> bool:
+    try:
+        written = storage.modified_time_ms(path)
+    except OSError:
+        return False  # released meanwhile: the next create takes it
+    return time.time() * 1000 - written > expire_ms
+
+
+def _holder(storage: Storage, path: str) -> str:
+    try:
+        return storage.read_bytes(path).decode("utf-8", "replace")
+    except OSError:
+        return ""
