@@ -27,7 +27,7 @@ from hudi_meta.errors import (
 )
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.links import reserved_log_files
-from hudi_meta.format.properties import checksum_ok, parse_properties
+from hudi_meta.format.properties import parse_properties
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.cleaned import check_not_cleaned
@@ -153,9 +153,7 @@ class HudiTable:
             props = parse_properties(storage.read_bytes(props_path).decode("utf-8"))
         except (UnicodeDecodeError, ValueError, OSError) as e:
             raise CorruptFileError(f"unreadable {props_path}: {e}") from e
-        if not checksum_ok(props):
-            raise CorruptFileError(f"hoodie.table.checksum does not match the table name in {props_path}")
-        return cls(storage, base_path, TableConfig(props))
+        return cls(storage, base_path, TableConfig.load(props, storage.uri(props_path)))
 
     # ---- paths and timeline -------------------------------------------------------------------------
 
