@@ -17,6 +17,19 @@ class UnsupportedTableError(HudiMetaError):
     """The table uses a feature this tool does not read (e.g. Lance base files)."""
 
 
+class TablePropertiesError(HudiMetaError):
+    """`hoodie.properties` lacks a key every Hudi table has, or holds a value Hudi does not define: the file is
+    damaged or not a Hudi table's, and reading on would guess (an empty file read as COPY_ON_WRITE skips the
+    logs). The message names the file and the key."""
+
+    def __init__(self, path: str, key: str, problem: str) -> None:
+        super().__init__(
+            f"{path}: {problem}; the file is damaged or not a Hudi table's: restore the table's hoodie.properties"
+        )
+        self.path = path
+        self.key = key
+
+
 class CorruptFileError(HudiMetaError):
     """A file could not be decoded (not a partial block: the whole file is unreadable)."""
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import zlib
 from collections.abc import Mapping
 
 CHECKSUM_KEY = "hoodie.table.checksum"
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def _unescape(text: str) -> str:
@@ -108,8 +110,19 @@ def with_checksum(props: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+def java_int(text: str) -> int | None:
+    """`text` as a number in the form Java writes and Integer/Long.parseLong reads (an optional sign, ASCII
+    digits), else None. Python's int() takes more (spaces, underscores), which Java refuses; other scripts' digits,
+    which parseLong would take but no writer writes, are refused too."""
+    return int(text) if _JAVA_INT.fullmatch(text) else None
+
+
 def checksum_ok(props: Mapping[str, str]) -> bool:
-    if CHECKSUM_KEY not in props or "hoodie.table.name" not in props:
+    """Java's rule (ConfigUtils.fetchConfigs, HoodieTableConfig.validateChecksum): a file with a checksum holds the
+    number `table_checksum` gives for its table and database name; one without (written before 0.11) passes."""
+    if CHECKSUM_KEY not in props:
         return True
+    if "hoodie.table.name" not in props:
+        return False  # generateChecksum refuses a file without the name it covers
     expected = table_checksum(props["hoodie.table.name"], props.get("hoodie.database.name", ""))
-    return props[CHECKSUM_KEY] == str(expected)
+    return java_int(props[CHECKSUM_KEY]) == expected

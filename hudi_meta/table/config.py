@@ -1,4 +1,27 @@
-"""Table configuration read from `hoodie.properties`, with the keys each table version uses."""
+"""Table configuration read from `hoodie.properties`, with the keys each table version uses.
+
+A file is taken as a table's only if it passes `check_properties`, whose rules come from Java's
+`HoodieTableConfig` (hudi-common/src/main/java/org/apache/hudi/common/table/HoodieTableConfig.java) and the enums
+behind its keys, and from hudi-rs's own validation (crates/core/src/config/table.rs):
+
+- `hoodie.table.name`, `hoodie.table.type` and `hoodie.table.version` are required and not empty: Java 0.x refused
+  a file without the type or the name ("hoodie.properties file seems invalid"), hudi-rs requires all three, and
+  every Java writer writes them. Java 1.x would default a missing type to COPY_ON_WRITE, which reads a MOR table
+  without its logs: a stale answer, so we refuse as hudi-rs does.
+- `hoodie.table.checksum`, when present, is the CRC32 of "<database>.<table>" (ConfigUtils.fetchConfigs with
+  HoodieTableConfig.validateChecksum); checked right after the name, before any other key is trusted.
+- A key with a closed set of values holds one of Java's (matched ignoring case, as hudi-rs does): the table type
+  (HoodieTableType), base file format (HoodieFileFormat), timeline time zone (HoodieTimelineTimeZone), merge mode
+  (RecordMergeMode; empty means unset there), key generator type (KeyGeneratorType), and true/false for the
+  booleans we read (Java reads any other text as false, hudi-rs refuses it).
+- The table version is a Java int of HoodieTableVersion (0 to 9); this package reads 6, 8 and 9 and refuses the
+  others as unsupported. The timeline layout, when given, is the one that version uses
+  (HoodieTableVersion.getTimelineLayoutVersion: 1 for 6, 2 for 8 and 9), as hudi-rs checks: another layout
+  would list the timeline from the wrong folder and answer with nothing.
+
+A known value this package does not read (ORC base files, CUSTOM merging) passes here and is refused, naming the
+key, by what cannot honour it.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +29,102 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from hudi_meta.errors import UnsupportedTableError
+from hudi_meta.errors import TablePropertiesError, UnsupportedTableError
+from hudi_meta.format.properties import CHECKSUM_KEY, checksum_ok, java_int
+from hudi_meta.table.bucket_index import NUM_BUCKETS
 from hudi_meta.table.file_group_reader import MergeMode, MergeSpec
 
 MOR = "MERGE_ON_READ"
 COW = "COPY_ON_WRITE"
+TABLE_NAME = "hoodie.table.name"
+TABLE_TYPE = "hoodie.table.type"
+TABLE_VERSION = "hoodie.table.version"
+TIMELINE_LAYOUT = "hoodie.timeline.layout.version"
+BASE_FILE_FORMAT = "hoodie.table.base.file.format"
+KEY_GENERATOR_TYPE = "hoodie.table.keygenerator.type"
+POPULATE_META_FIELDS = "hoodie.populate.meta.fields"
+HIVE_STYLE_PARTITIONING = "hoodie.datasource.write.hive_style_partitioning"
 EVENT_TIME_FIELD = "hoodie.payload.event.time.field"
 MIN_EVENT_TIME_HEADER = "hoodie.log.block.min.event.time.header"
 PAYLOAD_CLASS = "hoodie.compaction.payload.class"
 TIMELINE_TIMEZONE = "hoodie.table.timeline.timezone"
 DEFAULT_PARTITION_PATH = "__HIVE_DEFAULT_PARTITION__"  # a null or empty partition value
 MERGE_MODE = "hoodie.record.merge.mode"
+HUDI_TABLE_VERSIONS = range(10)  # HoodieTableVersion ZERO..NINE
+READ_VERSIONS = {6: 1, 8: 2, 9: 2}  # the table versions read here, each with its timeline layout
+_BOOLEAN = ("TRUE", "FALSE")
+# Java's enum constants for each key with a closed set of values (HoodieTableType, HoodieFileFormat's base file
+# formats, HoodieTimelineTimeZone, RecordMergeMode, KeyGeneratorType), and the booleans read here
+_KEY_GENERATOR_TYPES = (
+    "SIMPLE", "SIMPLE_AVRO", "COMPLEX", "COMPLEX_AVRO", "TIMESTAMP", "TIMESTAMP_AVRO", "CUSTOM", "CUSTOM_AVRO",
+    "NON_PARTITION", "NON_PARTITION_AVRO", "GLOBAL_DELETE", "GLOBAL_DELETE_AVRO", "AUTO_RECORD", "AUTO_RECORD_AVRO",
+    "HOODIE_TABLE_METADATA", "SPARK_SQL", "SPARK_SQL_UUID", "SPARK_SQL_MERGE_INTO", "STREAMER_TEST", "USER_PROVIDED",
+)  # fmt: skip
+_CHOICES: dict[str, tuple[str, ...]] = {
+    TABLE_TYPE: (COW, MOR),
+    BASE_FILE_FORMAT: ("PARQUET", "HFILE", "ORC", "LANCE"),
+    TIMELINE_TIMEZONE: ("LOCAL", "UTC"),
+    MERGE_MODE: ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING", "CUSTOM"),
+    KEY_GENERATOR_TYPE: _KEY_GENERATOR_TYPES,
+    POPULATE_META_FIELDS: _BOOLEAN,
+    HIVE_STYLE_PARTITIONING: _BOOLEAN,
+    "hoodie.datasource.write.partitionpath.urlencode": _BOOLEAN,
+    "hoodie.datasource.write.drop.partition.columns": _BOOLEAN,
+    MIN_EVENT_TIME_HEADER: _BOOLEAN,
+}
+
+
+def _shown(value: str) -> str:
+    """A value as an error line quotes it: escaped (a damaged file may hold anything), and cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_properties(props: Mapping[str, str], path: str) -> None:
+    """Refuse `props` (read from `path`) unless they are a Hudi table's that this package reads, by the rules in
+    the module docstring: `TablePropertiesError` for a missing key or a value Hudi does not define,
+    `UnsupportedTableError` for a table version Hudi defines but this package does not read. Both name the key."""
+
+    def refuse(key: str, problem: str) -> TablePropertiesError:
+        return TablePropertiesError(path, key, problem)
+
+    def required(key: str) -> str:
+        value = props.get(key, "")
+        if not value:
+            raise refuse(key, f"{key} is {'empty' if key in props else 'missing'} (every Hudi table has it)")
+        return value
+
+    required(TABLE_NAME)
+    if not checksum_ok(props):
+        raise refuse(CHECKSUM_KEY, f"{CHECKSUM_KEY}={_shown(props[CHECKSUM_KEY])} is not its table name's checksum")
+    required(TABLE_TYPE)
+    text = required(TABLE_VERSION)
+    for key, choices in _CHOICES.items():
+        value = props.get(key)
+        if value is None or (key == MERGE_MODE and value == ""):
+            continue
+        if value.upper() not in choices:
+            raise refuse(key, f"{key}={_shown(value)} is none of Hudi's values ({', '.join(choices)})")
+    version = java_int(text)
+    if version not in HUDI_TABLE_VERSIONS:
+        raise refuse(TABLE_VERSION, f"{TABLE_VERSION}={_shown(text)} is no Hudi table version (0 to 9)")
+    if version not in READ_VERSIONS:
+        raise UnsupportedTableError(
+            f"{path}: {TABLE_VERSION}={version} is not read here: hudi-meta reads table versions 6, 8 and 9 "
+            "(Hudi 0.14-0.15, 1.0, 1.1); upgrade the table to one of them with Hudi"
+        )
+    layout = props.get(TIMELINE_LAYOUT)
+    if layout is not None and java_int(layout) != READ_VERSIONS[version]:
+        raise refuse(
+            TIMELINE_LAYOUT,
+            f"{TIMELINE_LAYOUT}={_shown(layout)}, but table version {version} uses timeline layout "
+            f"{READ_VERSIONS[version]}",
+        )
+    buckets = props.get(NUM_BUCKETS)
+    if buckets is not None and (java_int(buckets) or 0) < 1:
+        raise refuse(NUM_BUCKETS, f"{NUM_BUCKETS}={_shown(buckets)} is not a whole number of buckets")
+
+
 _PAYLOAD_MODES = {
     "OverwriteWithLatestAvroPayload": MergeMode.OVERWRITE_WITH_LATEST,
     "DefaultHoodieRecordPayload": MergeMode.DEFAULT_PAYLOAD,
@@ -46,9 +154,16 @@ class TableConfig:
 
     props: Mapping[str, str]
 
+    @classmethod
+    def load(cls, props: Mapping[str, str], path: str) -> TableConfig:
+        """The config of the `hoodie.properties` at `path` (read into `props`), refused by `check_properties`
+        unless it is a Hudi table's that this package reads."""
+        check_properties(props, path)
+        return cls(props)
+
     @property
     def name(self) -> str:
-        return self.props.get("hoodie.table.name", "")
+        return self.props.get(TABLE_NAME, "")
 
     @property
     def database(self) -> str:
@@ -56,7 +171,7 @@ class TableConfig:
 
     @property
     def table_type(self) -> str:
-        return self.props.get("hoodie.table.type", COW)
+        return self.props.get(TABLE_TYPE, COW).upper()
 
     @property
     def is_mor(self) -> bool:
@@ -64,12 +179,12 @@ class TableConfig:
 
     @property
     def version(self) -> int:
-        return int(self.props.get("hoodie.table.version", "0"))
+        return int(self.props.get(TABLE_VERSION, "0"))
 
     @property
     def timeline_layout(self) -> int:
         default = "2" if self.version >= 8 else "1"
-        return int(self.props.get("hoodie.timeline.layout.version", default))
+        return int(self.props.get(TIMELINE_LAYOUT, default))
 
     @property
     def timeline_dir(self) -> str:
@@ -91,21 +206,19 @@ class TableConfig:
 
     @property
     def base_file_format(self) -> str:
-        return self.props.get("hoodie.table.base.file.format", "PARQUET").upper()
+        return self.props.get(BASE_FILE_FORMAT, "PARQUET").upper()
 
     @property
     def populate_meta_fields(self) -> bool:
-        return self.props.get("hoodie.populate.meta.fields", "true").lower() == "true"
+        return self.props.get(POPULATE_META_FIELDS, "true").lower() == "true"
 
     @property
     def hive_style_partitioning(self) -> bool:
-        return self.props.get("hoodie.datasource.write.hive_style_partitioning", "false").lower() == "true"
+        return self.props.get(HIVE_STYLE_PARTITIONING, "false").lower() == "true"
 
     @property
     def is_complex_key(self) -> bool:
-        keygen = self.props.get("hoodie.table.keygenerator.class", "") + self.props.get(
-            "hoodie.table.keygenerator.type", ""
-        )
+        keygen = self.props.get("hoodie.table.keygenerator.class", "") + self.props.get(KEY_GENERATOR_TYPE, "").upper()
         return "Complex" in keygen or "COMPLEX" in keygen or len(self.record_key_fields) > 1
 
     @property
@@ -126,7 +239,7 @@ class TableConfig:
     @property
     def num_buckets(self) -> int | None:
         """Bucket count of a BUCKET-indexed table (`hoodie.bucket.index.num.buckets`)."""
-        value = self.props.get("hoodie.bucket.index.num.buckets")
+        value = self.props.get(NUM_BUCKETS)
         return int(value) if value else None
 
     @property

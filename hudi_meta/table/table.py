@@ -2,6 +2,15 @@
 
 The table plans file slices; `file_group_reader.read_file_slice` turns each slice into Arrow. Engines
 (Spark) split work by slice the same way.
+
+An incremental read keeps the records whose `_hoodie_commit_time` lies in (begin, end]. A table written with
+`hoodie.populate.meta.fields=false` has no commit time in its records (Java leaves the column null), so such a
+read is refused, as Java's incremental relations refuse it ("Incremental queries are not supported when meta
+fields are disabled": hudi-spark-datasource/hudi-spark-common/src/main/scala/org/apache/hudi/
+IncrementalRelationV1.scala for COW, MergeOnReadIncrementalRelationV1.scala for MOR, and their V2 forms). The files
+each commit wrote (its commit metadata) are no exact substitute: a base file that an update (COW, or MOR small-file
+handling) or a compaction rewrote holds records of older commits too, and would count them as new. Time travel
+needs no commit times (file names and log block headers carry the instants), so it reads such tables.
 """
 
 from __future__ import annotations
@@ -26,11 +35,11 @@ from hudi_meta.errors import (
     UnsupportedTableError,
 )
 from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.format.properties import checksum_ok, parse_properties
+from hudi_meta.format.properties import parse_properties
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.cleaned import check_not_cleaned
-from hudi_meta.table.config import TableConfig
+from hudi_meta.table.config import POPULATE_META_FIELDS, TableConfig
 from hudi_meta.table.file_group_reader import MergeSpec, ReadStats, read_file_slice
 from hudi_meta.table.fs_view import (
     BaseFile,
@@ -152,9 +161,7 @@ class HudiTable:
             props = parse_properties(storage.read_bytes(props_path).decode("utf-8"))
         except (UnicodeDecodeError, ValueError, OSError) as e:
             raise CorruptFileError(f"unreadable {props_path}: {e}") from e
-        if not checksum_ok(props):
-            raise CorruptFileError(f"hoodie.table.checksum does not match the table name in {props_path}")
-        return cls(storage, base_path, TableConfig(props))
+        return cls(storage, base_path, TableConfig.load(props, storage.uri(props_path)))
 
     # ---- paths and timeline -------------------------------------------------------------------------
 
@@ -249,9 +256,20 @@ class HudiTable:
         groups = build_file_groups(bases, logs, self.view_inputs())
         return [groups[k] for k in sorted(groups)]
 
+    def resolve(self, query: Query | str) -> Query:
+        """`query` with its times as this table's instant times; refused if the table cannot answer it exactly (an
+        incremental read without meta fields, see the module docstring)."""
+        resolved = Query.of(query).resolve(self.config.timeline_timezone)
+        if resolved.kind == "incremental" and not self.config.populate_meta_fields:
+            raise UnsupportedTableError(
+                f"{self.uri}: an incremental read needs each record's {COMMIT_TIME_COLUMN}, which this table does not "
+                f"write ({POPULATE_META_FIELDS}=false); read a snapshot, or time travel with --as-of, instead"
+            )
+        return resolved
+
     def plan_reads(self, query: Query | str) -> list[SliceRead]:
         """The file slices a query reads, one per file group."""
-        query = Query.of(query).resolve(self.config.timeline_timezone)
+        query = self.resolve(query)
         self.config.check_readable()
         inputs = self.view_inputs()
         as_of = query.as_of_instant
@@ -291,7 +309,7 @@ class HudiTable:
 
     def read_slice(self, read: SliceRead, query: Query | str = "snapshot", stats: ReadStats | None = None) -> pa.Table:
         """One slice merged as the query sees it (time-travel and incremental bounds applied)."""
-        query = Query.of(query).resolve(self.config.timeline_timezone)
+        query = self.resolve(query)
         inputs = self.view_inputs()
         as_of = query.as_of_instant
 
@@ -305,7 +323,7 @@ class HudiTable:
 
     def read(self, query: Query | str = "snapshot", columns: list[str] | None = None) -> pa.Table:
         """All records of a query as one Arrow table."""
-        query = Query.of(query).resolve(self.config.timeline_timezone)
+        query = self.resolve(query)
         reads = self.plan_reads(query)
         # slices read side by side: Parquet and columnar Avro decoding run outside the GIL
         with ThreadPoolExecutor(max_workers=max(1, min(len(reads), os.cpu_count() or 1))) as pool:
@@ -325,7 +343,7 @@ class HudiTable:
 
         A column neither the newest base file nor the first slice has is refused before anything is returned;
         a slice written before a column existed gets it as nulls, as `read` does when it concatenates."""
-        query = Query.of(query).resolve(self.config.timeline_timezone)
+        query = self.resolve(query)
         reads = self.plan_reads(query)
         checked = False
         for read in reads:
