@@ -199,6 +199,12 @@ class Service:
             )
             raise
         except Exception as e:
+            reopened = HudiTable.open(table.uri, table.storage.options)
+            if reopened.timeline.instant(instant) is None:  # the run took the plan back (writers broke its order)
+                Indexer(self.engine, reopened).run()
+                end_step(self.engine, step_id, "taken back", {"instant": instant, "reason": _line(e)})
+                log.warning("%s: compaction %s taken back: %s", table.base_path, instant, _line(e))
+                return
             end_step(self.engine, step_id, "failed", {"instant": instant}, error=_line(e))
             raise
         Indexer(self.engine, HudiTable.open(table.uri, table.storage.options)).run()

@@ -16,8 +16,13 @@ from sqlalchemy import Engine
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.format.block_content import DeleteRecord
+from hudi_meta.format.commit_metadata import CommitMetadata
+from hudi_meta.format.file_names import log_file_name
+from hudi_meta.table.markers import delete_markers
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.table.timeline import TimelineWriter
+from hudi_meta.table.write_targets import FileGroupTarget
+from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
 
 COLUMNS = ["id", "ts", "region", "amount"]
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
@@ -170,3 +175,31 @@ def compact_three_times(t: TwoRegions, engine: Engine, mode: str = "symlink") ->
     c3 = t.compact(engine, at(300), mode=mode)
     t.write(region_rows("eu", ("g", 500, 7.0)))
     return c1, c2, c3
+
+
+def foreign_commit(w: WriteClient) -> None:
+    """Complete a write as a writer without conflict checks does (Java or Flink without a lock provider): its
+    commit metadata (write stats, the table's schema as Java records it), then its markers go."""
+    tl = w.table.timeline
+    schema = tl.commit_metadata(tl.completed_writes()[-1]).schema or ""
+    metadata = CommitMetadata(operation_type="UPSERT", extra_metadata={"schema": schema})
+    for stat in w.stats:
+        metadata.partition_to_write_stats.setdefault(stat.partition_path, []).append(stat)
+    TimelineWriter(w.table.storage, w.table.timeline_path).complete(w.action, w.instant, metadata.to_json())
+    delete_markers(w.table.storage, w.table.meta_path, w.instant)
+    w.close()
+
+
+def foreign_append(
+    table: HudiTable, partition: str, file_id: str, slice_instant: str, version: int, data: pa.Table
+) -> str:
+    """One write by such a writer: log file `.F_<slice_instant>.log.<version>_1-0-1` (token 1-0-1, as Java names a
+    file it rolls over to) holding `data`, committed; the instant."""
+    w = WriteClient(table)
+    w.begin()
+    target = FileGroupTarget(
+        partition, file_id, slice_instant, None, log_file_name(file_id, slice_instant, version, "1-0-1"), 0
+    )
+    w.stats.append(append_to_file_group(w.context, target, data))
+    foreign_commit(w)
+    return w.instant

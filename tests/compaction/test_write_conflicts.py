@@ -20,16 +20,14 @@ from sqlalchemy import Engine
 from hudi_meta.compaction.run import PlanTakenBackError, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import carry_log_name
 from hudi_meta.table.check import check_files
 from hudi_meta.table.conflicts import WriteConflictError
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient, append_to_file_group
-from tests.compaction.core import CoreTable, at, hudi_rs_read, rows
+from tests.compaction.core import CoreTable, at, foreign_commit, hudi_rs_read, rows
 
 
 def three_writes(path: Path) -> CoreTable:
@@ -38,17 +36,6 @@ def three_writes(path: Path) -> CoreTable:
     t.write(rows(("a", 3, 2.0)))  # compacted at T = 10 s
     t.write(rows(("c", 50, 1.0)))  # linked
     return t
-
-
-def foreign_commit(w: WriteClient) -> None:
-    """Complete a write as a writer without conflict checks does (Java without a lock provider)."""
-    tl = w.table.timeline
-    schema = tl.commit_metadata(tl.completed_writes()[-1]).schema or ""  # as Java's writers record it
-    metadata = CommitMetadata(operation_type="UPSERT", extra_metadata={"schema": schema})
-    for stat in w.stats:
-        metadata.partition_to_write_stats.setdefault(stat.partition_path, []).append(stat)
-    TimelineWriter(w.table.storage, w.table.timeline_path).complete(w.action, w.instant, metadata.to_json())
-    w.close()
 
 
 def test_a_writer_that_opened_the_table_before_the_plan_writes_into_the_plans_slice(

@@ -26,7 +26,6 @@ from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord
-from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName, log_file_name
 from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM
 from hudi_meta.format.table_service_metadata import CompactionPlan
@@ -44,12 +43,12 @@ from hudi_meta.table.check import PLAN_ORDER_BROKEN, PLAN_SLICE_CHANGED, UNCOMMI
 from hudi_meta.table.cleaned import CleanedDataError
 from hudi_meta.table.conflicts import WriteConflictError
 from hudi_meta.table.instant import WRITE_ACTIONS
-from hudi_meta.table.markers import APPEND, create_marker, delete_markers
+from hudi_meta.table.markers import APPEND, create_marker
 from hudi_meta.table.rollback import rollback_compaction, rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable, Query
-from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
+from tests.compaction.core import foreign_commit
 from tests.crashes import Crash, crash_at
 from tests.index.summary_model import summary_drift
 from tests.model.model import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, TableModel, Version, at, instant_ms, rows
@@ -340,16 +339,7 @@ class ModelTable:
             w.stats.append(stat)
             versions = [self._version(o, partition, w.instant) for o in upserts]
             self.model.append(partition, file_id, w.instant, posixpath.basename(stat.path), versions)
-        tl = self.table.timeline
-        metadata = CommitMetadata(
-            operation_type="UPSERT",
-            extra_metadata={"schema": tl.commit_metadata(tl.completed_writes()[-1]).schema or ""},
-        )
-        for stat in w.stats:
-            metadata.partition_to_write_stats.setdefault(stat.partition_path, []).append(stat)
-        TimelineWriter(w.table.storage, w.table.timeline_path).complete(w.action, w.instant, metadata.to_json())
-        delete_markers(w.table.storage, w.table.meta_path, w.instant)
-        w.close()
+        foreign_commit(w)
         self.model.commit(w.instant)
         self.pending.foreign = self.pending.foreign or bool(w.stats)
         where = "the compacted slice" if into_compacted_slice else "the plan's slice"
@@ -397,6 +387,10 @@ class ModelTable:
         except PlanTakenBackError as taken_back:
             self._taken_back(taken_back, before)
             return
+        except HudiMetaError as refused:  # a plan foreign writes broke waits until no write is pending
+            assert self.pending.foreign and self.open_writers, f"run refused: {refused}"
+            self.log.append(f"run {self.pending.instant}: refused while a write is pending: {refused}")
+            return
         self._completed(before)
 
     def _taken_back(self, taken_back: PlanTakenBackError, before: set[Row]) -> None:
@@ -434,6 +428,10 @@ class ModelTable:
             self.runner(self.table, self.pending.instant)
         except PlanTakenBackError as taken_back:
             self._taken_back(taken_back, before[-1])
+            return
+        except HudiMetaError as refused:  # a plan foreign writes broke waits until no write is pending
+            assert self.pending.foreign and self.open_writers, f"run refused: {refused}"
+            self.log.append(f"run {self.pending.instant}: refused while a write is pending: {refused}")
             return
         finally:
             set_crash_hook(None)

@@ -3,16 +3,20 @@ after a backoff that doubles per failure in a row (up to the maximum), and a suc
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.service.config import LoopSettings, ServiceConfig, SparkSettings, TableSettings
 from hudi_meta.service.loop import Service
 from hudi_meta.service.records import all_steps
-from hudi_meta.service.runner import LocalRunner
-from tests.service.helpers import HOUR_MS, MINUTE_MS, Groups
+from hudi_meta.service.runner import LocalRunner, Phase
+from hudi_meta.table.table import HudiTable
+from tests.compaction.core import foreign_append
+from tests.service.helpers import HOUR_MS, MINUTE_MS, NOW_MS, Groups
 
 
 class Clock:
@@ -59,3 +63,51 @@ def test_a_failing_table_is_retried_with_backoff_and_the_others_go_on(
     clock.now += 100
     service.round()
     assert state[bad.path].failures == 0 and state[bad.path].retry_at == 0
+
+
+class ForeignWriterFirst(LocalRunner):
+    """Before its first run, a writer that does not know the plan (Java without a shared lock) appends a log file to
+    the slice the plan compacts."""
+
+    def __init__(self, groups: Groups) -> None:
+        super().__init__()
+        self.groups = groups
+        self.wrote = False
+
+    def run(self, table: HudiTable, instant: str, on_phase: Phase) -> None:
+        if not self.wrote:
+            self.wrote = True
+            op = table.compaction_plan(instant).operations[0]
+            partition = op.partition_path or ""
+            region = partition.split("=", 1)[1]
+            slice_logs = [
+                n for n in os.listdir(Path(self.groups.path, partition)) if f"_{op.base_instant_time}.log." in n
+            ]
+            data = pa.table(
+                {"id": [f"{region}-java"], "ts": pa.array([NOW_MS], pa.int64()), "region": [region], "amount": [9.0]}
+            )
+            foreign_append(table, partition, op.file_id, op.base_instant_time or "", len(slice_logs) + 1, data)
+            self.groups.model[f"{region}-java"] = (NOW_MS, 9.0)
+        super().run(table, instant, on_phase)
+
+
+def test_a_plan_a_foreign_writer_broke_is_taken_back_and_scheduled_again(tmp_path: Path, engine: Engine) -> None:
+    """Issue 25, defect 3: the service never sits on a plan that cannot run. The run takes it back (a step
+    "taken back", not a failure), and the next round schedules and compacts again; nothing is lost."""
+    t = Groups(tmp_path / "t", 2, "t")
+    t.batch(5 * HOUR_MS)
+    t.batch(4 * HOUR_MS)
+    t.batch(10 * MINUTE_MS)
+    settings = (TableSettings(t.path, data_latency_ms=HOUR_MS, sync=False, clean=False),)
+    loop = LoopSettings(interval_s=0, retry_backoff_s=10, max_backoff_s=35)
+    config = ServiceConfig("test", None, SparkSettings(engine="local"), None, loop=loop, tables=settings)
+    service = Service(config, engine, ForeignWriterFirst(t), "w1", clock=Clock())
+    service.round()
+    outcomes = [s.outcome for s in all_steps(engine) if s.step == "compaction"]
+    assert outcomes == ["taken back"] and service.tables[0].failures == 0
+    assert not HudiTable.open(t.path).timeline.pending_compactions()
+    service.round()
+    outcomes = [s.outcome for s in all_steps(engine) if s.step == "compaction"]
+    assert outcomes == ["taken back", "completed"]
+    assert t.read() == t.model
+    assert {k for k in t.read("ro")} >= {k for k, (ts, _) in t.model.items() if ts < NOW_MS - HOUR_MS}
