@@ -675,10 +675,16 @@ def check_files(table: HudiTable, now_ms: int | None = None) -> list[Finding]:
         and f.link_target not in listed
         and _exists(table.storage, posixpath.join(table.base_path, f.link_target))
     )
-    findings = link_findings(files, facts, outside)
-    findings += copy_findings(table, copies_to_compare(files, facts))
-    findings += plan_findings(files, facts)
-    findings += breaker_findings(table, facts)
+    breakers = breaker_findings(table, facts)
+    foreign = {f.path for f in breakers}  # a writer's file at a pending plan's link name is no copy and no link
+    findings = [
+        f
+        for f in link_findings(files, facts, outside)
+        + copy_findings(table, copies_to_compare(files, facts))
+        + plan_findings(files, facts)
+        if f.path not in foreign
+    ]
+    findings += breakers
     findings += freshness_findings(files, facts)
     scan = orphans(files, facts)
     found = list(scan.found)

@@ -225,7 +225,7 @@ class HudiTable:
     def _view_inputs(self) -> ViewInputs:
         tl = self.timeline
         pending: dict[tuple[str, str], str] = {}
-        links: set[tuple[str, str]] = set()
+        planned: dict[tuple[str, str], str] = {}  # (partition, link name) -> its target's name
         for instant in tl.pending_compactions():
             plan = self.compaction_plan(instant.requested_time)
             for op in plan.operations:
@@ -233,15 +233,33 @@ class HudiTable:
                 pending[(partition, op.file_id)] = instant.requested_time
                 # the carry log is not among them: its blocks are of the pending instant, which readers skip anyway,
                 # and a writer that did not know the plan may have taken its name (its records must be read)
-                links.update((partition, s.symlink) for s in op.symlink_operations)
+                planned.update(((partition, s.symlink), s.target) for s in op.symlink_operations)
         return ViewInputs(
             table_version=self.config.version,
             completed={i.requested_time: (i.completion_time or i.requested_time) for i in tl.completed()},
             first_active_instant=tl.first_instant_time,
             pending_compactions=pending,
             replaced=frozenset(tl.replaced_file_ids()),
-            pending_links=frozenset(links),
+            pending_links=self._made_links(planned) if planned else frozenset(),
         )
+
+    def _made_links(self, planned: dict[tuple[str, str], str]) -> frozenset[tuple[str, str]]:
+        """The planned link names that hold the plan's links: a symlink, or a copy with its target's bytes (made
+        atomically, never partial). A writer that did not know the plan (Java, without a shared lock) may have
+        taken a link's name for its own log file before the links were made: that file is read like any other."""
+        listed = {(f.partition, f.name): f for f in self._listing[1]}
+        made = set()
+        for (partition, link), target in planned.items():
+            found, physical = listed.get((partition, link)), listed.get((partition, target))
+            if found is None or found.link_target is not None:
+                made.add((partition, link))  # not there (nothing to hide), or a symlink (writers never make one)
+            elif physical is not None and found.size == physical.size:
+                directory = posixpath.join(self.base_path, partition) if partition else self.base_path
+                if self.storage.read_bytes(posixpath.join(directory, link)) == self.storage.read_bytes(
+                    posixpath.join(directory, target)
+                ):
+                    made.add((partition, link))
+        return frozenset(made)
 
     def file_groups(self) -> list[FileGroup]:
         """The live file groups (not replaced by a completed replacecommit), sorted by (partition, file id); their
