@@ -17,7 +17,7 @@ from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.sync.local_servers import LocalServer, metastore
 
-FIXTURES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-tables"
+FIXTURES_DIR = Path(__file__).resolve().parent / "data" / "hudi-tables"  # Java-written tables (see data/README.md)
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +27,7 @@ def fixture_tables_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     A table's base path is `<root>/<relative path>/<zip stem>/`; macOS `__MACOSX/` entries are skipped.
     """
     if not FIXTURES_DIR.is_dir():
-        raise RuntimeError(f"fixture tables not found at {FIXTURES_DIR}: check out shared/ beside the repo")
+        raise RuntimeError(f"fixture tables not found at {FIXTURES_DIR}: the checkout is incomplete")
     root = tmp_path_factory.mktemp("hudi-tables")
     for archive in sorted(FIXTURES_DIR.rglob("*.zip")):
         dest = root / archive.relative_to(FIXTURES_DIR).with_suffix("")

@@ -2,7 +2,7 @@
 
 Every block type the `log_writer` helpers produce is appended to a real file (LocalStorage) in random
 sequences and read back with `read_blocks`; framing facts are checked against the raw bytes (§1.2 of
-`shared/docs/hudi-format.md`).
+`docs/hudi-facts.md`).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from hudi_meta.format.log_writer import (
     rollback_block,
 )
 from hudi_meta.storage import LocalStorage
+from tests.conftest import FIXTURES_DIR
 
 # With `filterwarnings = error`, Hypothesis's failure report imports libcst (to suggest an @example patch),
 # whose DeprecationWarning would turn every real failure into an INTERNALERROR or FlakyStrategyDefinition.
@@ -389,7 +390,7 @@ def test_framing_of_known_block() -> None:
 
 def test_rollback_framing_matches_java_fixture() -> None:
     """Our rollback block is byte-identical to the Java-written fixture (same header values)."""
-    fixture_dir = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "hudi-tables"
+    fixture_dir = FIXTURES_DIR
     files = list((fixture_dir / "log_files" / "valid_log_rollback").glob(".*"))
     assert len(files) == 1, f"expected one rollback fixture log under {fixture_dir}, found {files}"
     java = files[0].read_bytes()

@@ -8,12 +8,12 @@ magic (or the end of the file) are untouched, and decode byte-identical blocks t
 Decoding any other non-corrupt block may fail, but only with `BlockDecodeError`, which a reader's decode turns
 into an `UndecodableBlockError` naming the file and offset (Java fails on such content too: it is never skipped).
 
-Expected results follow Java's `HoodieLogFileReader` (see `shared/docs/hudi-format.md` §1.10) everywhere,
+Expected results follow Java's `HoodieLogFileReader` (see `docs/hudi-facts.md`, log files) everywhere,
 with no exceptions: fewer than 6 bytes after a block are the end of the file (the block is kept and those
 bytes form one CORRUPT block), and a non-empty footer makes a block corrupt whatever its size. Regression
 tests at the end pin the divergences the modules used to have.
 
-The fixture logs under `shared/` must be present: a missing fixture is a failure, never a skip.
+The fixture logs under `tests/data/` must be present: a missing fixture is a failure, never a skip.
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ from hudi_meta.format.log_writer import (
     rollback_block,
 )
 from hudi_meta.storage import LocalStorage
+from tests.conftest import FIXTURES_DIR
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-FIXTURE_LOGS = SHARED / "fixtures" / "hudi-tables" / "log_files"
+FIXTURE_LOGS = FIXTURES_DIR / "log_files"
 FIXTURE_DIRS = ["valid_log_avro_data", "valid_log_delete", "valid_log_parquet_data", "valid_log_rollback"]
 
 # With `filterwarnings = error`, Hypothesis's failure report imports libcst (to suggest an @example patch),
