@@ -38,8 +38,8 @@ path = "/data/events"       # required
 event_time_field = "ts"     # default: the table's hoodie.payload.event.time.field
 data_latency = "30m"        # T = now - data_latency (default: hoodie.compaction.event.time.data.latency)
 trigger = "event-time"      # event-time | num-commits | time-elapsed
-max_delta_commits = 5       # num-commits
-max_delta_seconds = 3600    # time-elapsed
+# max_delta_commits = 5     # num-commits only (default: hoodie.compact.inline.max.delta.commits, else 5)
+# max_delta_seconds = 3600  # time-elapsed only (default: hoodie.compact.inline.max.delta.seconds, else 3600)
 mode = "symlink"            # symlink | copy
 exact = false
 schedule_interval = "5m"    # at most one scheduling attempt this often
@@ -63,7 +63,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hudi_meta.compaction.schedule import DATA_LATENCY_KEY
+from hudi_meta.compaction.schedule import (
+    DATA_LATENCY_KEY,
+    MAX_DELTA_COMMITS,
+    MAX_DELTA_SECONDS,
+    Limit,
+    LimitError,
+    ScheduleRequest,
+)
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.planning import triggers
 from hudi_meta.planning.clean import POLICIES
@@ -77,8 +84,6 @@ TOKEN_ENV = "HUDI_META_UI_TOKEN"
 DEFAULT_FILE = "hudi-meta.toml"
 ENGINES = ("spark", "spark-submit", "local")
 LINK_MODES = ("symlink", "copy")
-TRIGGERS = {"event-time": triggers.EVENT_TIME_TRIGGER, "num-commits": triggers.NUM_COMMITS}
-TRIGGERS["time-elapsed"] = triggers.TIME_ELAPSED
 
 T = TypeVar("T")
 
@@ -125,8 +130,8 @@ class TableSettings:
     event_time_field: str | None = None
     data_latency_ms: int | None = None
     trigger: str = triggers.EVENT_TIME_TRIGGER
-    max_delta_commits: int = 5
-    max_delta_seconds: int = 3600
+    max_delta_commits: int | None = None  # None: the table's hoodie.compact.inline.max.delta.commits, else 5
+    max_delta_seconds: int | None = None  # None: the table's hoodie.compact.inline.max.delta.seconds, else 3600
     mode: str = "symlink"
     exact: bool = False
     schedule_interval_s: float = 0.0
@@ -141,6 +146,17 @@ class TableSettings:
 
     def open(self) -> HudiTable:
         return HudiTable.open(self.path, self.storage_options)
+
+    def schedule_request(self) -> ScheduleRequest:
+        """The event-time compaction the service asks for each round (T = now - data latency)."""
+        return ScheduleRequest(
+            data_latency_ms=self.data_latency_ms,
+            mode=self.mode,
+            exact=self.exact,
+            trigger=self.trigger,
+            max_delta_commits=self.max_delta_commits,
+            max_delta_seconds=self.max_delta_seconds,
+        )
 
     def __repr__(self) -> str:  # storage options hold credentials: never print them
         return f"TableSettings(path={self.path!r}, mode={self.mode!r}, ...)"
@@ -375,9 +391,9 @@ def _table(s: _Section, check: bool) -> TableSettings:
         path=str(Path(path).expanduser().resolve()) if "://" not in path else normalize_uri(path),
         event_time_field=s.text("event_time_field"),
         data_latency_ms=s.convert("data_latency", latency, parse_duration_ms) if latency else None,
-        trigger=TRIGGERS[s.choice("trigger", TRIGGERS, "event-time")],
-        max_delta_commits=s.whole("max_delta_commits", 5, 1, 1_000_000) or 5,
-        max_delta_seconds=s.whole("max_delta_seconds", 3600, 1, 10**9) or 3600,
+        trigger=triggers.NAMES[s.choice("trigger", triggers.NAMES, "event-time")],
+        max_delta_commits=_limit(s, MAX_DELTA_COMMITS),
+        max_delta_seconds=_limit(s, MAX_DELTA_SECONDS),
         mode=s.choice("mode", LINK_MODES, "symlink"),
         exact=bool(s.get("exact", bool, False)),
         schedule_interval_s=s.duration_s("schedule_interval", 0.0),
@@ -393,5 +409,24 @@ def _table(s: _Section, check: bool) -> TableSettings:
     for key, value in (("sync_database", settings.sync_database), ("sync_name", settings.sync_name)):
         if value is not None and not value.replace("_", "").isalnum():
             s.fail(key, f"use letters, digits and underscores, got {value!r}")
+    _check_limits(s, settings.schedule_request(), props if check else None)
     s.done()
     return settings
+
+
+def _limit(s: _Section, limit: Limit) -> int | None:
+    return s.whole(limit.field, None, limit.low, limit.high)
+
+
+def _check_limits(s: _Section, request: ScheduleRequest, props: dict[str, str] | None) -> None:
+    """The trigger's limits as the scheduler takes them: a key the trigger does not use is refused (it would do
+    nothing), and with the table's properties (`props`), a limit left to the table must be a number there."""
+    for limit in (MAX_DELTA_COMMITS, MAX_DELTA_SECONDS):
+        try:
+            limit.check(request)
+            if props is not None:
+                limit.of(request, props)
+        except LimitError as e:
+            s.fail(e.field, e.reason)
+        except HudiMetaError as e:
+            s.fail(limit.field, f"not given, and {e}")

@@ -130,6 +130,11 @@ def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (('engine = "spark-submit"', 'engine = "flink"'), "spark.engine: expected one of spark, spark-submit, local"),
         (('submit_args = ["--executor-memory", "1g"]', "submit_args = [1]"), "spark.submit_args: expected a list"),
         (('trigger = "num-commits"', 'trigger = "daily"'), "tables[0].trigger: expected one of event-time"),
+        (("max_delta_commits = 3", "max_delta_commits = 0"), "tables[0].max_delta_commits: expected a whole number"),
+        (
+            ('trigger = "num-commits"', 'trigger = "time-elapsed"'),
+            "tables[0].max_delta_commits: used by the num-commits trigger only (the trigger is time-elapsed)",
+        ),
         (('clean_policy = "keep_latest_file_versions"', 'clean_policy = "KEEP_ALL"'), "tables[0].clean_policy:"),
         (("clean_retained = 2", "clean_retained = -1"), "tables[0].clean_retained: expected a whole number from 0"),
         (('sync_name = "events_a"', 'sync_name = "a;b"'), "tables[0].sync_name: use letters, digits"),
@@ -175,3 +180,14 @@ def test_config_check_and_serve_refuse_a_bad_file_in_one_line(root: Path) -> Non
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     env_bad = cli("serve", env={"HUDI_META_CONFIG": str(bad)}, timeout=120)
     assert env_bad.returncode == 2 and "tables[0].mode" in env_bad.stderr
+
+
+def test_a_trigger_limit_left_to_the_table_must_be_a_number_there(tmp_path: Path) -> None:
+    CoreTable(tmp_path / "t", props={"hoodie.compact.inline.max.delta.seconds": "an hour"}).write(rows(("k", 1, 1.0)))
+    table = f'[[tables]]\npath = "{tmp_path}/t"\ndata_latency = "1h"\nsync = false\ntrigger = "time-elapsed"\n'
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, table))
+    assert "tables[0].max_delta_seconds: not given, and hoodie.compact.inline.max.delta.seconds='an hour' in " in str(
+        caught.value
+    )
+    assert load_config(write(tmp_path, table + "max_delta_seconds = 60\n")).tables[0].max_delta_seconds == 60

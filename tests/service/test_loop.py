@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from hudi_meta.planning import triggers
 from hudi_meta.service.config import LoopSettings, ServiceConfig, SparkSettings, TableSettings
 from hudi_meta.service.loop import Service
 from hudi_meta.service.records import all_steps
@@ -59,3 +60,35 @@ def test_a_failing_table_is_retried_with_backoff_and_the_others_go_on(
     clock.now += 100
     service.round()
     assert state[bad.path].failures == 0 and state[bad.path].retry_at == 0
+
+
+def test_the_trigger_limits_of_a_table_reach_its_schedule_step(tmp_path: Path, engine: Engine) -> None:
+    """Two delta commits on each table, trigger num-commits: the configured limit holds, else the table's
+    hoodie.compact.inline.max.delta.commits, else Hudi's 5 (issue 25 item 6)."""
+    limits = {"two": (2, None), "three": (3, None), "table-two": (None, "2"), "default": (None, None)}
+    settings = []
+    for name, (configured, in_table) in limits.items():
+        props = {"hoodie.compact.inline.max.delta.commits": in_table} if in_table else None
+        t = Groups(tmp_path / name, 1, name, props)
+        t.batch(5 * HOUR_MS)
+        t.batch(4 * HOUR_MS)
+        settings.append(
+            TableSettings(
+                t.path,
+                data_latency_ms=HOUR_MS,
+                trigger=triggers.NUM_COMMITS,
+                max_delta_commits=configured,
+                clean=False,
+                sync=False,
+            )
+        )
+    config = ServiceConfig("test", None, SparkSettings(engine="local"), None, tables=tuple(settings))
+    service = Service(config, engine, LocalRunner(), "w1", clock=Clock())
+    service.round()
+    outcomes = {}
+    for name, state in zip(limits, service.tables, strict=True):
+        (schedule,) = [s for s in all_steps(engine, [state.table_id or 0]) if s.step == "schedule"]
+        outcomes[name] = (schedule.outcome, schedule.detail["reason"])
+    assert outcomes["two"][0] == outcomes["table-two"][0] == "scheduled"
+    assert outcomes["three"] == ("skipped", "2 delta commits since the last compaction (need 3)")
+    assert outcomes["default"] == ("skipped", "2 delta commits since the last compaction (need 5)")
