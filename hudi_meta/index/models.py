@@ -229,20 +229,6 @@ table_service_table = Table(
     UniqueConstraint("table_id", "action", "instant"),
 )
 
-# Freshness published after a completed event-time compaction.
-freshness_table = Table(
-    "freshness",
-    metadata,
-    _id(),
-    _table_id(),
-    Column("compaction_instant", String(32), nullable=False),
-    Column("threshold", BigInteger, nullable=False),
-    Column("watermark", BigInteger),
-    Column("late_blocks", Integer, nullable=False, default=0),
-    Column("published_at", DateTime(timezone=True), nullable=False, default=_now),
-    UniqueConstraint("table_id", "compaction_instant"),
-)
-
 # One `hudi-meta sync` of a table into a catalog: when, how long, what came of it (for metrics and the UI).
 sync_run_table = Table(
     "sync_run",

@@ -77,9 +77,9 @@ def index_names(insp: Inspector, table: str) -> set[str | None]:
 
 def test_single_linear_history() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0007"]
-    assert head_revision() == "0007"
-    revisions = ["0007", "0006", "0005", "0004", "0003", "0002", "0001"]
+    assert script.get_heads() == ["0008"]
+    assert head_revision() == "0008"
+    revisions = ["0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
     assert [rev.revision for rev in script.walk_revisions()] == revisions
 
 
@@ -123,7 +123,7 @@ def test_round_trip(fresh_url: str) -> None:
     assert not table_names(fresh_url) & APP_TABLES
 
     upgrade(fresh_url, "head")
-    assert current_revision(fresh_url) == "0007"
+    assert current_revision(fresh_url) == head_revision()
     assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
     assert schema_diff(fresh_url) == []
 
@@ -334,6 +334,34 @@ def test_0007_drops_the_blocks_table_foreign_key_keeping_blocks_and_the_rest(fre
         engine.dispose()
 
 
+def test_0008_drops_the_unused_freshness_table_and_steps_back(fresh_url: str) -> None:
+    """One revision up and down: registered tables survive both steps; `freshness` (never written or read)
+    exists only before 0008 and comes back empty with its constraints and index."""
+    upgrade(fresh_url, "0007")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    row, _, _ = one_block()
+
+    def freshness_shape() -> tuple[set[str | None], set[str | None], list[str]]:
+        insp = inspect(engine)
+        uniques = {u["name"] for u in insp.get_unique_constraints("freshness")}
+        keys = {fk["name"] for fk in insp.get_foreign_keys("freshness")}
+        return uniques | keys, index_names(insp, "freshness"), [c["name"] for c in insp.get_columns("freshness")]
+
+    try:
+        with engine.begin() as conn:
+            conn.execute(hudi_table.insert(), row)
+        before = freshness_shape()
+        assert before[1] == {"ix_freshness_table_id"} and "late_blocks" in before[2]
+        upgrade(fresh_url, "0008")
+        assert current_revision(fresh_url) == "0008" and "freshness" not in table_names(fresh_url)
+        downgrade(fresh_url, "0007")
+        assert current_revision(fresh_url) == "0007" and freshness_shape() == before
+        with engine.connect() as conn:
+            assert conn.execute(hudi_table.select()).one().base_path == "/t"
+    finally:
+        engine.dispose()
+
+
 KILL_AT_COPY = """
 import os, signal, sys
 from sqlalchemy import Engine, event
@@ -376,7 +404,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
     """Without a connection in `config.attributes`, env.py opens its own from `sqlalchemy.url` (CLI use)."""
     config = alembic_config(fresh_url)
     command.upgrade(config, "head")
-    assert current_revision(fresh_url) == "0007"
+    assert current_revision(fresh_url) == head_revision()
     command.downgrade(config, "base")
     assert not table_names(fresh_url) & APP_TABLES
     command.upgrade(config, "head")
@@ -385,7 +413,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
 
 def test_upgrade_is_idempotent(db_url: str) -> None:
     upgrade(db_url)
-    assert current_revision(db_url) == "0007"
+    assert current_revision(db_url) == head_revision()
 
 
 def test_no_drift_after_upgrade(db_url: str) -> None:
