@@ -41,8 +41,8 @@ def _knowledge(source: str | None) -> str:
 
 def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
     """Instants (action, state), file groups, slices, log files, blocks (status, event times and whether they
-    are known, none or unknown), plans with their operations, links and cleaned files of `table_id`, each a
-    sorted list of tuples keyed by Hudi names."""
+    are known, none or unknown, late-record counts), plans with their operations, links and cleaned files of
+    `table_id`, each a sorted list of tuples keyed by Hudi names."""
     i, g, s = instant_table, file_group_table, file_slice_table
     f, b, k = log_file_table, log_block_table, link_table
     p, o = compaction_plan_table, compaction_operation_table
@@ -110,6 +110,8 @@ def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
                 r.min_event_time,
                 r.max_event_time,
                 _knowledge(r.min_event_time_source),
+                r.late_threshold,
+                r.late_records,
             )
             for r in conn.execute(select(b).where(b.c.table_id == table_id))
         ]
