@@ -2,7 +2,8 @@
 
 Two stores that index the same files hold equal fingerprints, however they got there (one run on a fresh
 store, or many incremental runs). Records that only history explains are left out: archived instants (gone
-from the active timeline, kept by an incremental store, unknown to a fresh one), their plans and links.
+from the active timeline, kept by an incremental store, unknown to a fresh one), their plans and links, and
+late-record counts made against an archived compaction's threshold.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from hudi_meta.freshness import last_event_time_compaction
 from hudi_meta.index import event_time_source as ets
+from hudi_meta.index.compactions import completed_compactions
 from hudi_meta.index.models import (
     cleaned_file_table,
     compaction_operation_table,
@@ -97,6 +100,10 @@ def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
                     r.link_target,
                 )
             )
+        # late-record counts follow the last event-time compaction: when the store knows it only as archived (a
+        # fresh index does not know it at all), only history explains them
+        last = last_event_time_compaction(completed_compactions(conn, table_id))
+        counts_from_history = last is not None and last.instant in archived
         blocks = [
             (
                 *files[r.log_file_id],
@@ -110,8 +117,8 @@ def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
                 r.min_event_time,
                 r.max_event_time,
                 _knowledge(r.min_event_time_source),
-                r.late_threshold,
-                r.late_records,
+                None if counts_from_history else r.late_threshold,
+                None if counts_from_history else r.late_records,
             )
             for r in conn.execute(select(b).where(b.c.table_id == table_id))
         ]

@@ -88,3 +88,31 @@ def test_late_records_are_counted_record_by_record_and_recounted_as_t_moves(tmp_
         assert (cli["late_records"], cli["late_records_at_most"], cli["late_blocks"]) == (2, 2, blocks)
     finally:
         t.close()
+
+
+def test_counts_made_against_an_archived_compaction_are_history(tmp_path: Path) -> None:
+    """Found by the model test: once the last event-time compaction is archived, the store that saw it still
+    knows its T (and counts late records against it), a fresh index of the files does not. The counts are then
+    history, as the archived instant is: the two indexes still agree on everything the files say."""
+    t = ModelTable(str(tmp_path / "t"))
+    try:
+        t.bootstrap([Op(k, 10, 1.0) for k in KEYS])
+        t.write([Op("k00", 20, 2.0)])
+        assert t.schedule(30, "copy", exact=False) is not None
+        t.run()
+        writes = [
+            [Op("k01", 5, 3.0), Op("k02", 40, 3.0), Op("k03", 6, 3.0)],
+            [Op("k04", 50, 3.0)],
+            [Op("k05", 60, 3.0)],
+        ]
+        for ops in writes:
+            t.write(ops)
+        records, blocks = late(writes, 30)
+        assert figures(measure(t)) == (records, records, blocks) == (2, 2, blocks)
+        archived = t.archive(3)  # the bootstrap, the write and the compaction leave the active timeline
+        assert len(archived) == 3
+        f = measure(t)
+        assert f.threshold_ms == at(30) and figures(f) == (records, records, blocks)  # this store saw it
+        t.check_index()
+    finally:
+        t.close()
