@@ -3,8 +3,11 @@
 `threshold` is T of the last completed event-time compaction (as its commit published it: the executor lowers
 it when a base file cannot hold everything before T). `watermark` = min(T, the smallest min event time over
 committed log blocks that are not in a base file yet): every committed record with an event time below the
-watermark is in the read-optimized view. A block committed after that compaction with a min event time below T
-is late data. Only completed instants count, so a compaction rolled back (its commit gone) moves freshness back.
+watermark is in the read-optimized view. Late data are the records committed after that compaction with an
+event time below T, as the indexer counted them per block (`PendingBlock.records_before`); a block whose records
+were not counted (event times unknown, or an index not brought up to date) makes the count unknown, and
+`late_records_at_most` then takes all its records. Only completed instants count, so a compaction rolled back
+(its commit gone) moves freshness back.
 """
 
 from __future__ import annotations
@@ -38,6 +41,17 @@ class PendingBlock:
     records: int
     size: int  # the block's bytes
     is_data: bool = True  # False: a delete block (left over, but it holds no record RO could lack)
+    counted_threshold_ms: int | None = None  # the threshold `records_below` was counted at (None: not counted)
+    records_below: int | None = None  # records with an event time below counted_threshold_ms (None: unknown)
+
+    def records_before(self, threshold_ms: int) -> int | None:
+        """Records with an event time below `threshold_ms`: as counted at that threshold, or none when the
+        block's min event time is not below it; None when that is not known."""
+        if self.counted_threshold_ms == threshold_ms and self.records_below is not None:
+            return self.records_below
+        if self.min_event_time is not None and self.min_event_time >= threshold_ms:
+            return 0
+        return None
 
 
 @dataclass(frozen=True)
@@ -52,8 +66,9 @@ class Freshness:
     leftover_slices: int
     min_pending_event_time_ms: int | None
     unknown_event_time_blocks: int
-    late_blocks: int
-    late_records: int
+    late_blocks: int  # blocks known to hold late records
+    late_records: int | None  # records committed after the compaction below its T; None: not all counted
+    late_records_at_most: int  # late_records when known, else a bound: counted records plus uncounted blocks'
     latest_late_instant: str | None
 
     def as_dict(self) -> dict[str, object]:
@@ -66,18 +81,47 @@ def last_event_time_compaction(compactions: Sequence[CompletedCompaction]) -> Co
     return max(with_threshold, key=lambda c: c.instant) if with_threshold else None
 
 
-def late_blocks(last: CompletedCompaction | None, pending: Iterable[PendingBlock]) -> list[PendingBlock]:
-    """Blocks committed after the last event-time compaction with a min event time below its threshold."""
+@dataclass(frozen=True)
+class LateBlock:
+    """A data block committed after the last event-time compaction holding records below its threshold T."""
+
+    block: PendingBlock
+    late_records: int | None  # its records below T; None: not counted (at most `block.records`)
+
+
+@dataclass(frozen=True)
+class LateData:
+    """The late data of a table: its blocks (by instant and log file), the records below T (None when a block
+    committed after the compaction was not counted) and a bound that always holds."""
+
+    blocks: list[LateBlock]
+    records: int | None
+    records_at_most: int
+
+
+def late_data(last: CompletedCompaction | None, pending: Iterable[PendingBlock]) -> LateData:
+    """The records of data blocks committed after `last` with an event time below its threshold. A block not
+    counted counts with all its records in the bound; it is listed when its min event time is below T (it holds
+    at least that record), not when its event times are unknown (those are `unknown_event_time_blocks`)."""
     if last is None or last.threshold_ms is None:
-        return []
-    return [
-        b
-        for b in pending
-        if b.is_data
-        and b.instant > last.instant
-        and b.min_event_time is not None
-        and b.min_event_time < last.threshold_ms
-    ]
+        return LateData([], 0, 0)
+    threshold = last.threshold_ms
+    blocks: list[LateBlock] = []
+    exact, bound = True, 0
+    for b in pending:
+        if not b.is_data or b.instant <= last.instant:
+            continue
+        below = b.records_before(threshold)
+        if below is None:
+            exact = False
+            bound += b.records
+            if b.min_event_time is not None:
+                blocks.append(LateBlock(b, None))
+        elif below:
+            bound += below
+            blocks.append(LateBlock(b, below))
+    blocks.sort(key=lambda x: (x.block.instant, x.block.log_file))
+    return LateData(blocks, bound if exact else None, bound)
 
 
 @dataclass(frozen=True)
@@ -126,7 +170,7 @@ def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[Pend
     watermark: int | None = None
     if threshold is not None and not unknown:  # a block of unknown event times may hold any time: no watermark
         watermark = min([threshold, *([min_pending] if min_pending is not None else [])])
-    late = late_blocks(last, data)
+    late = late_data(last, data)
     sizes: dict[str, int] = {}
     for b in blocks:
         sizes[b.log_file] = sizes.get(b.log_file, 0) + b.size
@@ -141,9 +185,10 @@ def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[Pend
         leftover_slices=len({b.slice_key for b in blocks}),
         min_pending_event_time_ms=min_pending,
         unknown_event_time_blocks=unknown,
-        late_blocks=len(late),
-        late_records=sum(b.records for b in late),
-        latest_late_instant=max((b.instant for b in late), default=None),
+        late_blocks=len(late.blocks),
+        late_records=late.records,
+        late_records_at_most=late.records_at_most,
+        latest_late_instant=max((x.block.instant for x in late.blocks), default=None),
     )
 
 

@@ -71,6 +71,11 @@ def metric_values(
             "records committed after the last event-time compaction with event times below its T",
             f.late_records,
         ),
+        "late_records_at_most": (
+            "a bound on late_records that holds when some blocks were not counted (their records count in full)",
+            f.late_records_at_most,
+        ),
+        "late_blocks": ("log blocks holding late records", f.late_blocks),
         "pending_plan_age_seconds": (
             "age of the oldest pending compaction plan",
             seconds(now_ms - oldest_pending_plan_ms) if oldest_pending_plan_ms is not None else None,

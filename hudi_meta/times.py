@@ -15,6 +15,11 @@ _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)\s*$")
 _INSTANT = re.compile(r"^\d{14}(\d{3})?$")
 
 
+def now_ms() -> int:
+    """Now as epoch ms UTC."""
+    return int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+
+
 def parse_time_ms(text: str) -> int:
     """Epoch ms from `2026-01-01T00:00:00Z` (no zone means UTC) or a number, read by the same rule as event
     times (`number_to_epoch_ms`: `1767225600000` is milliseconds, `1767225600` seconds)."""

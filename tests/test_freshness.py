@@ -3,6 +3,8 @@ itself, "every committed record with an event time below the watermark is in the
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -12,9 +14,13 @@ times = st.integers(0, 1000)
 blocks = st.lists(st.lists(times, min_size=1, max_size=4), max_size=5)  # a slice's blocks, each its event times
 
 
-@given(st.lists(blocks, min_size=1, max_size=4), times, st.lists(st.lists(times, min_size=1, max_size=3), max_size=3))
+@given(
+    st.lists(blocks, min_size=1, max_size=4),
+    times,
+    st.lists(st.tuples(st.lists(times, min_size=1, max_size=3), st.booleans()), max_size=3),
+)
 def test_every_record_below_the_watermark_is_in_ro(
-    slices: list[list[list[int]]], t: int, late: list[list[int]]
+    slices: list[list[list[int]]], t: int, late: list[tuple[list[int], bool]]
 ) -> None:
     # an event-time compaction at T merges, per slice, the blocks up to the last one whose min is <= T
     ro: list[int] = []
@@ -25,16 +31,47 @@ def test_every_record_below_the_watermark_is_in_ro(
             ro.extend(b)
         for i, b in enumerate(slice_blocks[k:]):
             pending.append(PendingBlock(f"s{s}/f{i}", f"s{s}", "20250101000000000", min(b), len(b), 100))
-    # late data: committed after the compaction into the same slices
-    for i, b in enumerate(late):
-        pending.append(PendingBlock(f"late/{i}", "s0", "20250102000000000", min(b), len(b), 10))
+    # late data: committed after the compaction into the same slices, each block counted by the indexer or not
+    for i, (b, counted) in enumerate(late):
+        below = sum(1 for x in b if x < t) if counted else None
+        pending.append(
+            PendingBlock(
+                f"late/{i}", "s0", "20250102000000000", min(b), len(b), 10, True, t if counted else None, below
+            )
+        )
     f = freshness([CompletedCompaction("20250101120000000", t, False)], pending, now_ms=2000)
     assert f.watermark_ms is not None and f.threshold_ms == t
-    committed = ro + [x for b in slices for blk in b for x in blk] + [x for b in late for x in b]
+    committed = ro + [x for b in slices for blk in b for x in blk] + [x for b, _ in late for x in b]
     assert all(x in ro for x in committed if x < f.watermark_ms)
-    assert f.late_blocks == sum(1 for b in late if min(b) < t)
-    assert f.late_records == sum(len(b) for b in late if min(b) < t)
+    # late records are the records committed after the compaction with event times below T, one by one
+    late_records = sum(1 for b, _ in late for x in b if x < t)
+    holding = [(b, counted) for b, counted in late if min(b) < t]
+    assert f.late_blocks == len(holding)
+    if all(counted for _, counted in holding):
+        assert f.late_records == f.late_records_at_most == late_records
+    else:  # a block not counted: the figure is not known, the bound takes all its records
+        assert f.late_records is None
+        bound = sum(sum(1 for x in b if x < t) if counted else len(b) for b, counted in holding)
+        assert f.late_records_at_most == bound >= late_records
     assert f.lag_ms == 2000 - f.watermark_ms
+
+
+def test_late_records_are_records_below_t_not_the_records_of_late_blocks() -> None:
+    """A block committed after the compaction with event times 5, 60 and 70 holds one late record at T = 50; a
+    count made at another threshold does not hold for this one."""
+    compaction = [CompletedCompaction("20250101000000000", 50, False)]
+    block = PendingBlock("p/a", "p/f/c1", "20250102000000000", 5, 3, 30, True, 50, 1)
+    f = freshness(compaction, [block], now_ms=1000)
+    assert (f.late_blocks, f.late_records, f.late_records_at_most, f.latest_late_instant) == (1, 1, 1, block.instant)
+    stale = freshness(compaction, [replace(block, counted_threshold_ms=40)], now_ms=1000)
+    assert (stale.late_blocks, stale.late_records, stale.late_records_at_most) == (1, None, 3)
+    none_below = freshness(compaction, [replace(block, min_event_time=50, records_below=None)], now_ms=1000)
+    assert (none_below.late_blocks, none_below.late_records) == (0, 0)  # its min is not below T: nothing to count
+    unknown = replace(block, min_event_time=None, counted_threshold_ms=None, records_below=None)
+    g = freshness(compaction, [block, unknown], now_ms=1000)  # event times unknown: it may hold late records
+    assert (g.late_blocks, g.late_records, g.late_records_at_most, g.unknown_event_time_blocks) == (1, None, 4, 1)
+    before = freshness(compaction, [replace(block, instant="20241231000000000")], now_ms=1000)
+    assert (before.late_blocks, before.late_records) == (0, 0)  # committed before the compaction: not late
 
 
 def test_an_unknown_event_time_leaves_no_watermark() -> None:
@@ -79,5 +116,6 @@ def test_a_delete_left_over_counts_as_a_leftover_but_does_not_bound_the_watermar
     f = freshness(compaction, deletes, now_ms=1000)
     assert (f.watermark_ms, f.min_pending_event_time_ms, f.late_blocks, f.late_records) == (500, None, 0, 0)
     assert (f.leftover_files, f.leftover_bytes, f.leftover_slices) == (1, 70, 1)
-    with_data = freshness(compaction, [*deletes, PendingBlock("p/a", "p/f/c1", "20250102000000000", 300, 2, 30)], 0)
+    data = PendingBlock("p/a", "p/f/c1", "20250102000000000", 300, 2, 30, True, 500, 2)
+    with_data = freshness(compaction, [*deletes, data], 0)
     assert (with_data.watermark_ms, with_data.leftover_files, with_data.late_records) == (300, 2, 2)

@@ -5,6 +5,7 @@ after a failed sync, with values worked out by hand."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -25,7 +26,7 @@ def parse(text: str) -> dict[str, float]:
 
 
 def test_values_and_their_rendering() -> None:
-    f = Freshness(10_000, 6_000, "c1", False, 4_000, 2, 300, 1, 6_000, 0, 1, 7, "d3")
+    f = Freshness(10_000, 6_000, "c1", False, 4_000, 2, 300, 1, 6_000, 0, 1, 7, 7, "d3")
     sync = SyncRun("hms", "thrift://h:1", dt.datetime.now(dt.UTC), 1500, "failed", 0, "down")
     values = metric_values(f, 2_000, ServiceRun(True, 4.5), None, sync, 10_000)
     got = parse(render({"events": values}).decode())
@@ -38,6 +39,8 @@ def test_values_and_their_rendering() -> None:
         "hudi_meta_watermark_seconds": 6.0,
         "hudi_meta_lag_seconds": 4.0,
         "hudi_meta_late_records": 7.0,
+        "hudi_meta_late_records_at_most": 7.0,
+        "hudi_meta_late_blocks": 1.0,
         "hudi_meta_pending_plan_age_seconds": 8.0,
         "hudi_meta_last_compaction_success": 1.0,
         "hudi_meta_last_compaction_duration_seconds": 4.5,
@@ -45,6 +48,10 @@ def test_values_and_their_rendering() -> None:
         "hudi_meta_last_sync_duration_seconds": 1.5,
     }  # unknown values (no clean yet) are left out, not given as 0
     assert 'hudi_meta_threshold_seconds{table="events"} 10.0' in render({"events": values}).decode()
+    uncounted = parse(
+        render({"events": metric_values(replace(f, late_records=None), None, None, None, None, 0)}).decode()
+    )
+    assert "hudi_meta_late_records" not in uncounted and uncounted["hudi_meta_late_records_at_most"] == 7.0
 
 
 def test_the_last_run_is_the_newest_started_one() -> None:
@@ -71,7 +78,7 @@ def test_the_metrics_command(engine: Engine, tmp_path: Path) -> None:
     assert got["hudi_meta_watermark_seconds"] == at(3) / 1000  # d is not in a base file
     assert got["hudi_meta_log_min_event_time_seconds"] == at(3) / 1000
     assert got["hudi_meta_leftover_log_files"] == 2 and got["hudi_meta_leftover_slices"] == 1  # c's file, d's file
-    assert got["hudi_meta_late_records"] == 1
+    assert got["hudi_meta_late_records"] == got["hudi_meta_late_records_at_most"] == got["hudi_meta_late_blocks"] == 1
     assert got["hudi_meta_last_compaction_success"] == 1
     assert got["hudi_meta_last_sync_success"] == 0
     assert "hudi_meta_pending_plan_age_seconds" not in got and 'table="core"' in out.stdout

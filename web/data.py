@@ -50,6 +50,7 @@ def table_summary(table: TableRow, state: TableState) -> dict[str, Any]:
         "unknown_event_time_blocks": f.unknown_event_time_blocks,
         "late_blocks": f.late_blocks,
         "late_records": f.late_records,
+        "late_records_at_most": f.late_records_at_most,
         "last_indexed_at": table.last_indexed_at,
         "last_sync_at": table.last_sync_at,
         "last_sync_outcome": table.last_sync_outcome,
@@ -86,16 +87,18 @@ def freshness_data(state: TableState) -> dict[str, Any]:
 
 
 def late_data(state: TableState) -> list[dict[str, Any]]:
+    """The late blocks: `late_records` are a block's records below T (None: not counted, at most `records`)."""
     return [
         {
-            "log_file": b.log_file,
-            "slice": b.slice_key,
-            "instant": b.instant,
-            "min_event_time_ms": b.min_event_time,
-            "records": b.records,
-            "bytes": b.size,
+            "log_file": x.block.log_file,
+            "slice": x.block.slice_key,
+            "instant": x.block.instant,
+            "min_event_time_ms": x.block.min_event_time,
+            "late_records": x.late_records,
+            "records": x.block.records,
+            "bytes": x.block.size,
         }
-        for b in state.late
+        for x in state.late
     ]
 
 

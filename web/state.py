@@ -17,11 +17,11 @@ from sqlalchemy import Connection
 from hudi_meta.freshness import (
     Freshness,
     Histogram,
-    PendingBlock,
+    LateBlock,
     event_time_histogram,
     freshness,
     last_event_time_compaction,
-    late_blocks,
+    late_data,
 )
 from hudi_meta.index.browse import TableRow
 from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
@@ -31,7 +31,7 @@ from hudi_meta.index.freshness_inputs import completed_compactions, pending_bloc
 class TableState:
     freshness: Freshness
     histogram: Histogram
-    late: list[PendingBlock]
+    late: list[LateBlock]
 
 
 def compute_state(conn: Connection, table_id: int, now_ms: int) -> TableState:
@@ -39,7 +39,7 @@ def compute_state(conn: Connection, table_id: int, now_ms: int) -> TableState:
     blocks = pending_blocks(conn, table_id)
     fresh = freshness(compactions, blocks, now_ms)
     hist = event_time_histogram(blocks, marks=(fresh.threshold_ms, fresh.watermark_ms))
-    late = sorted(late_blocks(last_event_time_compaction(compactions), blocks), key=lambda b: (b.instant, b.log_file))
+    late = late_data(last_event_time_compaction(compactions), blocks).blocks
     return TableState(fresh, hist, late)
 
 

@@ -11,7 +11,14 @@ from hudi_meta.cli.common import Choice, Subparsers, add_command, open_store, re
 from hudi_meta.cli.output import write_json
 from hudi_meta.cli.progress import terminal_progress
 from hudi_meta.compaction.run import MapTasks, event_time_field, oldest_pending, run_compaction
-from hudi_meta.compaction.schedule import MODES, ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.schedule import (
+    LOG_FILE_SIZE_THRESHOLD,
+    MAX_DELTA_COMMITS,
+    MAX_DELTA_SECONDS,
+    MODES,
+    ScheduleRequest,
+    schedule_compaction,
+)
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionOperation
 from hudi_meta.index.indexer import Indexer
@@ -19,7 +26,7 @@ from hudi_meta.planning import strategies, triggers
 from hudi_meta.progress import Report
 from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
-from hudi_meta.times import format_time_ms, parse_duration_ms, parse_time_ms
+from hudi_meta.times import format_time_ms, now_ms, parse_duration_ms, parse_time_ms
 
 STRATEGY = Choice.of(
     ("event-time", "log-file-size", "unbounded"),
@@ -38,12 +45,7 @@ STRATEGY = Choice.of(
     },
 )
 # Hudi spells triggers as enum names (`hoodie.compact.inline.trigger.strategy=NUM_COMMITS`)
-TRIGGERS = {
-    "event-time": triggers.EVENT_TIME_TRIGGER,
-    "num-commits": triggers.NUM_COMMITS,
-    "time-elapsed": triggers.TIME_ELAPSED,
-}
-TRIGGER = Choice.of(tuple(TRIGGERS), {hudi: ours for ours, hudi in TRIGGERS.items()})
+TRIGGER = Choice.of(tuple(triggers.NAMES), triggers.SHORT_NAMES)
 MODE = Choice.of(MODES)
 ENGINE = Choice.of(("spark", "local"))
 
@@ -63,6 +65,13 @@ def add_commands(sub: Subparsers) -> None:
     schedule.add_argument("--exact", action="store_true", help="records after T stay out of the base file")
     STRATEGY.add(schedule, "--strategy", "event-time", "which log files to compact (Hudi's class names accepted)")
     TRIGGER.add(schedule, "--trigger", "event-time", "when to schedule at all (Hudi's enum names accepted)")
+    for limit, what in (
+        (MAX_DELTA_COMMITS, "num-commits trigger: schedule after this many delta commits since the last compaction"),
+        (MAX_DELTA_SECONDS, "time-elapsed trigger: schedule this many seconds after the last compaction"),
+        (LOG_FILE_SIZE_THRESHOLD, "log-file-size strategy: compact slices with at least this many log bytes"),
+    ):
+        default = f"(default: the table's {limit.key}, else {limit.default})"
+        schedule.add_argument("--" + limit.field.replace("_", "-"), type=int, metavar="N", help=f"{what} {default}")
     schedule.add_argument("--json", action="store_true", help="print the result as a JSON array of one object")
 
     run = add_command(csub, "run", run_command, "execute a pending compaction")
@@ -80,8 +89,12 @@ def schedule_command(args: argparse.Namespace) -> int:
         mode=args.mode,
         exact=args.exact,
         strategy=args.strategy,
-        trigger=TRIGGERS[args.trigger],
+        trigger=triggers.NAMES[args.trigger],
+        log_file_size_threshold=args.log_file_size_threshold,
+        max_delta_commits=args.max_delta_commits,
+        max_delta_seconds=args.max_delta_seconds,
     )
+    request.validate(now_ms())  # before the table or the store is opened (a new SQLite store would be made)
     table = HudiTable.open(args.table)
     result = schedule_compaction(open_store(args.db), table, request)
     plan = result.plan

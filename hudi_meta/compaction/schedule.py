@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -49,7 +49,8 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class ScheduleRequest:
     """What to schedule: a strategy (event-time needs a threshold T, given or as now - data latency), the
-    link mode, exact mode and the trigger that decides whether to schedule at all."""
+    link mode, exact mode and the trigger that decides whether to schedule at all. The trigger's and the
+    strategy's limits (`LIMITS`) left None come from the table's hoodie.properties, else Hudi's defaults."""
 
     threshold_ms: int | None = None
     data_latency_ms: int | None = None
@@ -57,7 +58,9 @@ class ScheduleRequest:
     exact: bool = False
     strategy: str = "event-time"
     trigger: str = triggers.EVENT_TIME_TRIGGER
-    log_file_size_threshold: int = 0
+    log_file_size_threshold: int | None = None  # bytes (log-file-size strategy)
+    max_delta_commits: int | None = None  # num-commits trigger
+    max_delta_seconds: int | None = None  # time-elapsed trigger
 
     def validate(self, now_ms: int) -> None:
         """Refuse values that would write a plan the store cannot hold or publish a freshness that is false."""
@@ -67,6 +70,8 @@ class ScheduleRequest:
             raise HudiMetaError(f"unknown mode {self.mode!r}: {', '.join(MODES)}")
         if self.trigger not in triggers.TRIGGERS:
             raise HudiMetaError(f"unknown trigger {self.trigger!r}: {', '.join(triggers.TRIGGERS)}")
+        for limit in LIMITS:
+            limit.check(self)
         if self.threshold_ms is not None and self.data_latency_ms is not None:
             raise HudiMetaError("give either a threshold or a data latency, not both")
         if self.strategy != "event-time" and (self.threshold_ms is not None or self.data_latency_ms is not None):
@@ -80,6 +85,78 @@ class ScheduleRequest:
                 f"data latency {self.data_latency_ms} ms is out of range: it must be at least 0 and put the "
                 "threshold (now - latency) after 1970"
             )
+
+
+class LimitError(HudiMetaError):
+    """A trigger or strategy limit out of range, or given where nothing uses it; `field` names it (the request's
+    field, the service configuration's key), `reason` says what is wrong."""
+
+    def __init__(self, field: str, value: int, reason: str) -> None:
+        super().__init__(f"{field} = {value}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A number one trigger or strategy works with, under Hudi's config name: the request's value, else the
+    table's hoodie.properties, else Hudi's default. A value given where the request's trigger or strategy does
+    not use it is refused: it would do nothing."""
+
+    field: str  # the ScheduleRequest field and the service configuration key
+    key: str  # Hudi's name, read from hoodie.properties
+    default: int
+    low: int
+    high: int
+    trigger: str | None = None  # the trigger that uses it, or
+    strategy: str | None = None  # the strategy that uses it
+
+    def used_by(self, request: ScheduleRequest) -> bool:
+        return request.trigger == self.trigger if self.trigger is not None else request.strategy == self.strategy
+
+    def user(self, request: ScheduleRequest) -> str:
+        """Who uses this limit, and what the request has instead."""
+        if self.trigger is not None:
+            return f"the {triggers.SHORT_NAMES[self.trigger]} trigger only (the trigger is " + (
+                f"{triggers.SHORT_NAMES.get(request.trigger, request.trigger)})"
+            )
+        return f"the {self.strategy} strategy only (the strategy is {request.strategy})"
+
+    def check(self, request: ScheduleRequest) -> None:
+        value: int | None = getattr(request, self.field)
+        if value is None:
+            return
+        if not self.low <= value <= self.high:
+            raise LimitError(self.field, value, f"expected a whole number from {self.low} to {self.high}")
+        if not self.used_by(request):
+            raise LimitError(self.field, value, f"used by {self.user(request)}")
+
+    def of(self, request: ScheduleRequest, props: Mapping[str, str]) -> int:
+        """The value that holds for `request` on a table with `props` (Hudi's default where it is not used)."""
+        given: int | None = getattr(request, self.field)
+        if given is not None:
+            return given
+        text = props.get(self.key, "").strip() if self.used_by(request) else ""
+        if not text:
+            return self.default
+        if not (text.lstrip("-").isdigit() and self.low <= int(text) <= self.high):
+            raise HudiMetaError(
+                f"{self.key}={props[self.key]!r} in hoodie.properties is not a whole number from {self.low} to "
+                f"{self.high}"
+            )
+        return int(text)
+
+
+MAX_DELTA_COMMITS = Limit(
+    "max_delta_commits", "hoodie.compact.inline.max.delta.commits", 5, 1, 1_000_000, trigger=triggers.NUM_COMMITS
+)
+MAX_DELTA_SECONDS = Limit(
+    "max_delta_seconds", "hoodie.compact.inline.max.delta.seconds", 3600, 1, 10**9, trigger=triggers.TIME_ELAPSED
+)
+LOG_FILE_SIZE_THRESHOLD = Limit(
+    "log_file_size_threshold", "hoodie.compaction.logfile.size.threshold", 0, 0, 2**63 - 1, strategy="log-file-size"
+)
+LIMITS = (MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, LOG_FILE_SIZE_THRESHOLD)
 
 
 def check_threshold(threshold_ms: int, now_ms: int) -> None:
@@ -115,12 +192,12 @@ def schedule_lock(engine: Engine, table_id: int, base_path: str) -> Iterator[Con
         yield conn
 
 
-def _strategy(request: ScheduleRequest, threshold: int | None) -> CompactionStrategy:
+def _strategy(request: ScheduleRequest, threshold: int | None, props: Mapping[str, str]) -> CompactionStrategy:
     if request.strategy == "event-time":
         assert threshold is not None
         return EventTimeBasedCompactionStrategy(threshold_ms=threshold)
     if request.strategy == "log-file-size":
-        return LogFileSizeBasedCompactionStrategy(threshold_bytes=request.log_file_size_threshold)
+        return LogFileSizeBasedCompactionStrategy(threshold_bytes=LOG_FILE_SIZE_THRESHOLD.of(request, props))
     if request.strategy == "unbounded":
         return UnBoundedCompactionStrategy()
     raise HudiMetaError(f"unknown strategy {request.strategy!r}: {', '.join(STRATEGIES)}")
@@ -172,7 +249,7 @@ def refuse_pending_writes(table: HudiTable) -> None:
         )
 
 
-def _facts(table: HudiTable) -> triggers.TriggerFacts:
+def _facts(table: HudiTable, now_ms: int) -> triggers.TriggerFacts:
     tl = table.timeline
     compactions = [i for i in tl.completed() if tl.is_compaction(i.requested_time)]
     last = compactions[-1].requested_time if compactions else ""
@@ -180,7 +257,7 @@ def _facts(table: HudiTable) -> triggers.TriggerFacts:
     elapsed = None
     if last:
         then = dt.datetime.strptime(last[:14], "%Y%m%d%H%M%S").replace(tzinfo=dt.UTC)
-        elapsed = (dt.datetime.now(dt.UTC) - then).total_seconds()
+        elapsed = now_ms / 1000 - then.timestamp()
     return triggers.TriggerFacts(
         pending_compactions=[i.requested_time for i in tl.pending_compactions()],
         pending_clustering=[i.requested_time for i in tl.pending_clustering()],
@@ -214,7 +291,7 @@ def schedule_compaction(
                 f"{table.base_path} has no event-time field: register one with "
                 "`hudi-meta register TABLE --event-time-field F` (or set hoodie.payload.event.time.field)"
             )
-        result = _schedule_indexed(engine, table, table_id, request, threshold, event_time_field, indexed)
+        result = _schedule_indexed(engine, table, table_id, request, threshold, event_time_field, indexed, now_ms)
         if result is not None:
             return result
     return ScheduleResult(None, "writes kept committing while the table was indexed: try again", threshold_ms=threshold)
@@ -235,6 +312,7 @@ def _schedule_indexed(
     threshold: int | None,
     event_time_field: str | None,
     indexed: list[tuple[str, str, str]],
+    now_ms: int,
 ) -> ScheduleResult | None:
     """Plan and write under the store's schedule lock and the table lock (`table.lock`, which writers take to
     check for conflicts and commit): no write commits between the pending-writes check and the plan, and the
@@ -246,14 +324,16 @@ def _schedule_indexed(
         table.reload()
         if _timeline_state(table) != indexed:
             return None
-        decision = triggers.decide(request.trigger, _facts(table))
+        props = table.config.props
+        limits = MAX_DELTA_COMMITS.of(request, props), MAX_DELTA_SECONDS.of(request, props)
+        decision = triggers.decide(request.trigger, _facts(table, now_ms), *limits)
         if not decision.allowed:
             return ScheduleResult(None, decision.reason, threshold_ms=threshold)
         refuse_pending_writes(table)
         if request.exact and threshold is not None:
             refuse_moving_back(conn, table_id, threshold)
         instant = new_instant_time(i.requested_time for i in table.timeline.instants)
-        strategy = _strategy(request, threshold)
+        strategy = _strategy(request, threshold, props)
         with paused_gc():  # one collector pass after the plan's objects are gone, not many during
             slices = candidate_slices(engine, table_id, instant)
             operations = plan_operations(slices, strategy)

@@ -87,6 +87,44 @@ def column_min_max(column: pa.ChunkedArray | pa.Array) -> tuple[int | None, int 
     return min(times), max(times)
 
 
+def count_before(column: pa.ChunkedArray | pa.Array, threshold_ms: int) -> int:
+    """How many values of `column` are event times before `threshold_ms`, each read as `column_min_max` reads
+    it (nulls are no time: not counted). Compared in each value's own unit, so no value is rounded. Raises
+    `_NotATime` when a non-null value is not a time."""
+    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    values = values.drop_null()
+    if len(values) == 0:
+        return 0
+    kind = values.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        whole = pc.trunc(values) if pa.types.is_floating(kind) else values  # to_epoch_ms reads int(value)
+        magnitude = pc.abs(whole)
+        # epoch ms of v below T, per unit of `number_to_epoch_ms`: s: v*1000 < T; ms: v < T; us: v // 1000 < T
+        units = [
+            (pc.less(magnitude, _SECONDS_BELOW), -(-threshold_ms // 1000)),
+            (pc.and_(pc.greater_equal(magnitude, _SECONDS_BELOW), pc.less(magnitude, _MILLIS_BELOW)), threshold_ms),
+            (pc.greater_equal(magnitude, _MILLIS_BELOW), threshold_ms * 1000),
+        ]
+        return sum(_count_less(whole.filter(mask), below) for mask, below in units)
+    if pa.types.is_date32(kind):
+        return _count_less(values.cast(pa.int32()), -(-threshold_ms // 86_400_000))
+    if pa.types.is_date64(kind):
+        return _count_less(values.cast(pa.int64()), threshold_ms)
+    if pa.types.is_timestamp(kind):
+        per_ms = _PER_MS[kind.unit]
+        below = -(-threshold_ms // 1000) if per_ms is None else threshold_ms * per_ms
+        return _count_less(values.cast(pa.int64()), below)
+    return sum(1 for v in values.to_pylist() if _ms(v) < threshold_ms)
+
+
+def _count_less(values: pa.Array, below: int) -> int:
+    if len(values) == 0:
+        return 0
+    if pa.types.is_floating(values.type) and abs(below) > 2**53:  # beyond exact floats: compare as Python ints
+        return sum(1 for v in values.to_pylist() if int(v) < below)
+    return int(pc.sum(pc.less(values, below).cast(pa.int64())).as_py() or 0)
+
+
 def _ms(value: Any) -> int:
     found = to_epoch_ms(value)
     if found is None:
@@ -129,6 +167,24 @@ def from_records(
     if lo is None:
         return EventTimes(None, None, NO_EVENT_TIME)
     return EventTimes(lo, hi, RECORD_SCAN)
+
+
+def records_before(block: LogBlock, content: bytes, event_time_field: str | None, threshold_ms: int) -> int | None:
+    """How many records of a data block have an event time before `threshold_ms`; None when that cannot be
+    known (no event-time field, undecodable content, a value that is no time). Records without the field, or
+    with a null in it, carry no event time and are not counted."""
+    if event_time_field is None:
+        return None
+    try:
+        table = decode_data_block(block, content)
+    except BlockDecodeError:
+        return None
+    if event_time_field not in table.column_names:
+        return 0
+    try:
+        return count_before(table.column(event_time_field), threshold_ms)
+    except _NotATime:
+        return None
 
 
 def _from_deletes(

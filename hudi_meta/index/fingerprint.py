@@ -2,7 +2,8 @@
 
 Two stores that index the same files hold equal fingerprints, however they got there (one run on a fresh
 store, or many incremental runs). Records that only history explains are left out: archived instants (gone
-from the active timeline, kept by an incremental store, unknown to a fresh one), their plans and links.
+from the active timeline, kept by an incremental store, unknown to a fresh one), their plans and links, and
+late-record counts made against an archived compaction's threshold.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from hudi_meta.freshness import last_event_time_compaction
 from hudi_meta.index import event_time_source as ets
+from hudi_meta.index.compactions import completed_compactions
 from hudi_meta.index.models import (
     cleaned_file_table,
     compaction_operation_table,
@@ -41,8 +44,8 @@ def _knowledge(source: str | None) -> str:
 
 def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
     """Instants (action, state), file groups, slices, log files, blocks (status, event times and whether they
-    are known, none or unknown), plans with their operations, links and cleaned files of `table_id`, each a
-    sorted list of tuples keyed by Hudi names."""
+    are known, none or unknown, late-record counts), plans with their operations, links and cleaned files of
+    `table_id`, each a sorted list of tuples keyed by Hudi names."""
     i, g, s = instant_table, file_group_table, file_slice_table
     f, b, k = log_file_table, log_block_table, link_table
     p, o = compaction_plan_table, compaction_operation_table
@@ -97,6 +100,10 @@ def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
                     r.link_target,
                 )
             )
+        # late-record counts follow the last event-time compaction: when the store knows it only as archived (a
+        # fresh index does not know it at all), only history explains them
+        last = last_event_time_compaction(completed_compactions(conn, table_id))
+        counts_from_history = last is not None and last.instant in archived
         blocks = [
             (
                 *files[r.log_file_id],
@@ -110,6 +117,8 @@ def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
                 r.min_event_time,
                 r.max_event_time,
                 _knowledge(r.min_event_time_source),
+                None if counts_from_history else r.late_threshold,
+                None if counts_from_history else r.late_records,
             )
             for r in conn.execute(select(b).where(b.c.table_id == table_id))
         ]

@@ -1,47 +1,28 @@
 """The plain inputs of `hudi_meta.freshness` read from the index: completed compactions with the threshold and
-exact flag their commits published, and the committed data blocks not in a base file yet.
+exact flag their commits published (`hudi_meta.index.compactions`), and the committed data blocks not in a
+base file yet, each with its records below a threshold as the indexer counted them (`late_records`).
 
 Blocks not in a base file are those of each file group's latest committed slice and of any newer slice (a
 pending compaction's, which writers append to). A link counts once, under its physical file: its blocks are
-the target's. Archived compactions keep no commit summary: their threshold is unknown and they publish none
-(freshness never overstates).
+the target's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import posixpath
 
 from sqlalchemy import Connection, Engine, select
 
-from hudi_meta.freshness import CompletedCompaction, Freshness, PendingBlock, freshness
+from hudi_meta.freshness import Freshness, PendingBlock, freshness
+from hudi_meta.index.compactions import DATA_BLOCK_TYPES, DELETE_BLOCK_TYPE, completed_compactions
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.models import file_group_table, file_slice_table, instant_table, log_block_table, log_file_table
+from hudi_meta.index.models import file_group_table, file_slice_table, log_block_table, log_file_table
 from hudi_meta.index.sql import connected
-from hudi_meta.index.states import BlockStatus, InstantState
+from hudi_meta.index.states import BlockStatus
 from hudi_meta.table.table import HudiTable
 
-DATA_BLOCK_TYPES = ("avro_data", "parquet_data", "hfile_data")
-DELETE_BLOCK_TYPE = "delete"
-
-
-def completed_compactions(bind: Engine | Connection, table_id: int) -> list[CompletedCompaction]:
-    """Every completed compaction on the index, oldest first, with its commit's threshold and exact flag."""
-    i = instant_table
-    query = (
-        select(i.c.requested_time, i.c.summary)
-        .where(i.c.table_id == table_id, i.c.is_compaction, i.c.state == InstantState.COMPLETED)
-        .order_by(i.c.requested_time)
-    )
-    out = []
-    with connected(bind) as conn:
-        for time, summary_json in conn.execute(query):
-            summary = json.loads(summary_json or "{}")
-            threshold = summary.get("threshold")
-            threshold_ms = int(threshold) if threshold is not None and str(threshold).lstrip("-").isdigit() else None
-            out.append(CompletedCompaction(time, threshold_ms, bool(summary.get("exact", False))))
-    return out
+__all__ = ["completed_compactions", "indexed_freshness", "pending_blocks"]  # completed_compactions: for callers
 
 
 def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBlock]:
@@ -60,7 +41,14 @@ def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBloc
         ).all()
         blocks = conn.execute(
             select(
-                b.c.log_file_id, b.c.instant, b.c.min_event_time, b.c.record_count, b.c.length, b.c.block_type
+                b.c.log_file_id,
+                b.c.instant,
+                b.c.min_event_time,
+                b.c.record_count,
+                b.c.length,
+                b.c.block_type,
+                b.c.late_threshold,
+                b.c.late_records,
             ).where(
                 b.c.table_id == table_id,
                 b.c.status == BlockStatus.COMMITTED,
@@ -88,11 +76,15 @@ def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBloc
             continue  # a link whose target the index does not know (dangling: `check` reports it)
         physical.setdefault(file_id, (f"{r.partition_path}/{r.name}", slice_key))
     out = []
-    for log_file_id, instant, min_event_time, records, length, block_type in blocks:
+    for log_file_id, instant, min_event_time, records, length, block_type, counted_at, below in blocks:
         if log_file_id in physical:
             path, slice_key = physical[log_file_id]
             is_data = block_type != DELETE_BLOCK_TYPE
-            out.append(PendingBlock(path, slice_key, instant or "", min_event_time, records or 0, length, is_data))
+            out.append(
+                PendingBlock(
+                    path, slice_key, instant or "", min_event_time, records or 0, length, is_data, counted_at, below
+                )
+            )
     return out
 
 

@@ -12,7 +12,8 @@ summary), with the plans and links of archived compactions. Block status follows
 "committed" (`ViewInputs.is_committed`: completed on the active timeline, or archived).
 
 One module a step: `registry` (the table), `timeline` (instants, plans, table services), `files` (file
-groups, slices, log files, block scans), `event_times` (block status and min event times), `lineage` (links).
+groups, slices, log files, block scans), `event_times` (block status and min event times), `lineage` (links),
+`late_records` (records below the last event-time compaction's threshold in the blocks written after it).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from sqlalchemy import Engine
 from hudi_meta.gc_pause import paused_gc
 from hudi_meta.index.event_times import resolve_event_times, resolve_status
 from hudi_meta.index.files import sync_files
+from hudi_meta.index.late_records import count_late_records
 from hudi_meta.index.lineage import sync_links
 from hudi_meta.index.registry import event_time_field_of, mark_indexed, register_table, table_id_of
 from hudi_meta.index.run_stats import IndexRunStats
@@ -59,5 +61,6 @@ class Indexer:
             resolve_status(engine, table, table_id)
             resolve_event_times(engine, table, table_id, self.stats, reread_headers=field_changed)
             sync_links(engine, table, table_id, self.stats)
+            count_late_records(engine, table, table_id, self.stats)
             mark_indexed(engine, table_id)
         return self.stats

@@ -154,6 +154,10 @@ log_block_table = Table(
     # record has an event time; "unavailable": unknown for good (see hudi_meta.index.event_time_source)
     Column("min_event_time_source", String(16)),
     Column("status", String(16), nullable=False),  # BlockStatus
+    # a committed data block after the last event-time compaction: how many of its records have an event time
+    # below `late_threshold` (that compaction's T), NULL when that cannot be known (hudi_meta.index.late_records)
+    Column("late_threshold", BigInteger),
+    Column("late_records", Integer),
     UniqueConstraint("log_file_id", "offset"),
     Index("ix_log_block_table_status_min", "table_id", "status", "min_event_time"),
     Index("ix_log_block_table_instant", "table_id", "instant"),
@@ -227,20 +231,6 @@ table_service_table = Table(
     Column("state", String(16), nullable=False),  # InstantState
     Column("summary", Text, nullable=False, default="{}"),
     UniqueConstraint("table_id", "action", "instant"),
-)
-
-# Freshness published after a completed event-time compaction.
-freshness_table = Table(
-    "freshness",
-    metadata,
-    _id(),
-    _table_id(),
-    Column("compaction_instant", String(32), nullable=False),
-    Column("threshold", BigInteger, nullable=False),
-    Column("watermark", BigInteger),
-    Column("late_blocks", Integer, nullable=False, default=0),
-    Column("published_at", DateTime(timezone=True), nullable=False, default=_now),
-    UniqueConstraint("table_id", "compaction_instant"),
 )
 
 # One `hudi-meta sync` of a table into a catalog: when, how long, what came of it (for metrics and the UI).

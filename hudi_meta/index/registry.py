@@ -41,11 +41,17 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
             conn.execute(update(t).where(t.c.id == table_id).values(event_time_field=event_time_field))
             b = log_block_table
             # every time depends on the field: scans read it, headers and write stats count only for the
-            # table's own field, delete blocks use their ordering values only when it is the ordering field
+            # table's own field, delete blocks use their ordering values only when it is the ordering field;
+            # late-record counts too
             conn.execute(
                 update(b)
                 .where(b.c.table_id == table_id, b.c.min_event_time_source.is_not(None))
                 .values(min_event_time=None, max_event_time=None, min_event_time_source=None)
+            )
+            conn.execute(
+                update(b)
+                .where(b.c.table_id == table_id, b.c.late_threshold.is_not(None))
+                .values(late_threshold=None, late_records=None)
             )
             refresh_summaries(conn, table_id, None)
         return int(table_id)

@@ -15,6 +15,7 @@ class IndexRunStats:
     log_files_removed: int = 0
     blocks_added: int = 0
     blocks_event_time_resolved: int = 0
+    blocks_late_counted: int = 0
     plans_added: int = 0
     plans_removed: int = 0
     links: int = 0

@@ -112,9 +112,10 @@ class CleanPolicy:
         if name not in POLICIES:
             source = "--policy" if policy else POLICY_KEY
             raise CleanConfigError(f"unknown clean policy {name!r} ({source}): {', '.join(POLICIES)}")
-        if retained is not None and name == KEEP_LATEST_BY_HOURS:
+        misplaced = misplaced_retention(name, retained, hours)
+        if misplaced == "retained":
             raise CleanConfigError(f"{KEEP_LATEST_BY_HOURS} keeps --hours H, not --retained N")
-        if hours is not None and name != KEEP_LATEST_BY_HOURS:
+        if misplaced == "hours":
             raise CleanConfigError(f"--hours is for {KEEP_LATEST_BY_HOURS}; {name} takes --retained N")
         for flag, value in (("--retained", retained), ("--hours", hours)):
             if value is not None and value < 0:
@@ -127,6 +128,16 @@ class CleanPolicy:
             versions = retained
         hours_kept = hours if hours is not None else _int_property(props, HOURS_RETAINED_KEY, DEFAULT_HOURS_RETAINED)
         return cls(name, commits, versions, hours_kept)
+
+
+def misplaced_retention(policy: str, retained: int | None, hours: int | None) -> str | None:
+    """Which retention given does not belong to `policy` ("retained" or "hours"; None: both fit): hours are
+    KEEP_LATEST_BY_HOURS's own, a number of commits or file versions the other policies'."""
+    if retained is not None and policy == KEEP_LATEST_BY_HOURS:
+        return "retained"
+    if hours is not None and policy != KEEP_LATEST_BY_HOURS:
+        return "hours"
+    return None
 
 
 def _int_property(props: Mapping[str, str], key: str, default: int) -> int:

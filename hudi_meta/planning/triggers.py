@@ -15,6 +15,9 @@ EVENT_TIME_TRIGGER = "EVENT_TIME_TRIGGER"
 NUM_COMMITS = "NUM_COMMITS"
 TIME_ELAPSED = "TIME_ELAPSED"
 TRIGGERS = (EVENT_TIME_TRIGGER, NUM_COMMITS, TIME_ELAPSED)
+# the spellings the CLI and the service configuration take (`--trigger num-commits`, `trigger = "num-commits"`)
+NAMES = {"event-time": EVENT_TIME_TRIGGER, "num-commits": NUM_COMMITS, "time-elapsed": TIME_ELAPSED}
+SHORT_NAMES = {hudi: short for short, hudi in NAMES.items()}
 
 
 @dataclass(frozen=True)

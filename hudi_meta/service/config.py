@@ -1,9 +1,11 @@
 """The service's configuration: one TOML file (`hudi-meta.toml`), read and checked in full before anything runs.
 
 Every mistake is one `ConfigError` line naming the file and the key (`tables[1].mode: expected symlink or
-copy, got 'hard'`): unknown keys, wrong types, bad values, and table paths that are not Hudi tables. Durations
-are written as `90s`, `30m`, `2h`; the UI token may also come from `HUDI_META_UI_TOKEN` (the environment wins,
-so a token need not sit in a file).
+copy, got 'hard'`): unknown keys first (each with the closest known key, so a misspelt key is never reported as
+the key it meant being missing), then wrong types, bad values, settings that would do nothing (a key of another
+trigger, engine or clean policy; `sync = true` without a `[catalog]`), and table paths that are not Hudi tables.
+Durations are written as `90s`, `30m`, `2h`; the UI token may also come from `HUDI_META_UI_TOKEN` (the
+environment wins, so a token need not sit in a file).
 
 ```toml
 [store]
@@ -16,7 +18,7 @@ submit_args = []            # extra spark-submit arguments (engine spark-submit)
 
 [catalog]                   # where `sync` publishes (tables with sync = true)
 mode = "hms"                # hms | hiveserver2
-uri = "thrift://127.0.0.1:9083"
+uri = "thrift://127.0.0.1:9083"   # required in a [catalog]
 database = "default"
 timeout = "30s"
 
@@ -38,16 +40,16 @@ path = "/data/events"       # required
 event_time_field = "ts"     # default: the table's hoodie.payload.event.time.field
 data_latency = "30m"        # T = now - data_latency (default: hoodie.compaction.event.time.data.latency)
 trigger = "event-time"      # event-time | num-commits | time-elapsed
-max_delta_commits = 5       # num-commits
-max_delta_seconds = 3600    # time-elapsed
+# max_delta_commits = 5     # num-commits only (default: hoodie.compact.inline.max.delta.commits, else 5)
+# max_delta_seconds = 3600  # time-elapsed only (default: hoodie.compact.inline.max.delta.seconds, else 3600)
 mode = "symlink"            # symlink | copy
 exact = false
 schedule_interval = "5m"    # at most one scheduling attempt this often
 clean = true
-clean_policy = "KEEP_LATEST_COMMITS"   # or KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS
-clean_retained = 10         # commits or file versions, by policy
-clean_hours = 24
-sync = true                 # publish to [catalog]
+clean_policy = "KEEP_LATEST_COMMITS"   # or KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS (default: the table's)
+clean_retained = 10         # commits or file versions, by policy (default: hoodie.clean.*.retained, else 10 or 3)
+# clean_hours = 24          # KEEP_LATEST_BY_HOURS only (default: hoodie.clean.hours.retained, else 24)
+sync = true                 # publish to [catalog] (default: true when there is a [catalog], else false)
 sync_database = "default"   # default: [catalog].database, else the table's hoodie.database.name
 sync_name = "events"        # default: hoodie.table.name
 storage_options = { endpoint_url = "https://s3.example", key = "...", secret = "..." }  # fsspec (s3fs) options
@@ -56,6 +58,7 @@ storage_options = { endpoint_url = "https://s3.example", key = "...", secret = "
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from collections.abc import Callable, Mapping
@@ -63,10 +66,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hudi_meta.compaction.schedule import DATA_LATENCY_KEY
+from hudi_meta.compaction.schedule import (
+    DATA_LATENCY_KEY,
+    MAX_DELTA_COMMITS,
+    MAX_DELTA_SECONDS,
+    Limit,
+    LimitError,
+    ScheduleRequest,
+)
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.planning import triggers
-from hudi_meta.planning.clean import POLICIES
+from hudi_meta.planning.clean import (
+    KEEP_LATEST_BY_HOURS,
+    POLICIES,
+    POLICY_KEY,
+    CleanConfigError,
+    CleanPolicy,
+    misplaced_retention,
+)
 from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.sync.catalog import MODES as CATALOG_MODES
 from hudi_meta.table.table import HudiTable
@@ -77,10 +94,38 @@ TOKEN_ENV = "HUDI_META_UI_TOKEN"
 DEFAULT_FILE = "hudi-meta.toml"
 ENGINES = ("spark", "spark-submit", "local")
 LINK_MODES = ("symlink", "copy")
-TRIGGERS = {"event-time": triggers.EVENT_TIME_TRIGGER, "num-commits": triggers.NUM_COMMITS}
-TRIGGERS["time-elapsed"] = triggers.TIME_ELAPSED
 
 T = TypeVar("T")
+
+# Every key each part of the file takes ("" is the top level, "tables" each [[tables]] entry): a key not listed is
+# reported before any value is read, with the closest listed key.
+KEYS: dict[str, tuple[str, ...]] = {
+    "": ("store", "spark", "catalog", "ui", "service", "tables"),
+    "store": ("url",),
+    "spark": ("engine", "master", "submit_args"),
+    "catalog": ("mode", "uri", "database", "timeout"),
+    "ui": ("enabled", "host", "port", "token"),
+    "service": ("interval", "lease", "retry_backoff", "max_backoff", "keep_steps"),
+    "tables": (
+        "path",
+        "storage_options",
+        "event_time_field",
+        "data_latency",
+        "trigger",
+        "max_delta_commits",
+        "max_delta_seconds",
+        "mode",
+        "exact",
+        "schedule_interval",
+        "clean",
+        "clean_policy",
+        "clean_retained",
+        "clean_hours",
+        "sync",
+        "sync_database",
+        "sync_name",
+    ),
+}
 
 
 class ConfigError(HudiMetaError):
@@ -125,8 +170,8 @@ class TableSettings:
     event_time_field: str | None = None
     data_latency_ms: int | None = None
     trigger: str = triggers.EVENT_TIME_TRIGGER
-    max_delta_commits: int = 5
-    max_delta_seconds: int = 3600
+    max_delta_commits: int | None = None  # None: the table's hoodie.compact.inline.max.delta.commits, else 5
+    max_delta_seconds: int | None = None  # None: the table's hoodie.compact.inline.max.delta.seconds, else 3600
     mode: str = "symlink"
     exact: bool = False
     schedule_interval_s: float = 0.0
@@ -141,6 +186,17 @@ class TableSettings:
 
     def open(self) -> HudiTable:
         return HudiTable.open(self.path, self.storage_options)
+
+    def schedule_request(self) -> ScheduleRequest:
+        """The event-time compaction the service asks for each round (T = now - data latency)."""
+        return ScheduleRequest(
+            data_latency_ms=self.data_latency_ms,
+            mode=self.mode,
+            exact=self.exact,
+            trigger=self.trigger,
+            max_delta_commits=self.max_delta_commits,
+            max_delta_seconds=self.max_delta_seconds,
+        )
 
     def __repr__(self) -> str:  # storage options hold credentials: never print them
         return f"TableSettings(path={self.path!r}, mode={self.mode!r}, ...)"
@@ -158,21 +214,21 @@ class ServiceConfig:
 
 
 class _Section:
-    """Typed reads of one TOML table; each error names `file: prefix.key`."""
+    """Typed reads of one TOML table (of the keys `KEYS[kind]` lists); each error names `file: prefix.key`."""
 
-    def __init__(self, source: str, prefix: str, values: Any) -> None:
+    def __init__(self, source: str, prefix: str, values: Any, kind: str | None = None) -> None:
         self.source, self.prefix = source, prefix
+        self.known = KEYS[prefix if kind is None else kind]
         if not isinstance(values, dict):
             self.fail("", f"expected a table ([{prefix}]), got {_kind(values)}")
         self.values: dict[str, Any] = values
-        self.read: set[str] = set()
 
     def fail(self, key: str, message: str) -> None:
         where = f"{self.prefix}.{key}" if key and self.prefix else key or self.prefix
         raise ConfigError(f"config {self.source}: {where}: {message}")
 
     def get(self, key: str, kind: type[T], default: T | None = None, required: bool = False) -> T | None:
-        self.read.add(key)
+        assert key in self.known, f"{key} is read but not listed in KEYS"
         if key not in self.values:
             if required:
                 self.fail(key, "required")
@@ -219,11 +275,6 @@ class _Section:
             self.fail(key, str(e))
             raise  # unreachable: fail raises
 
-    def done(self) -> None:
-        unknown = sorted(set(self.values) - self.read)
-        if unknown:
-            self.fail(unknown[0], "unknown key")
-
 
 def _kind(value: object) -> str:
     return {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "a list", dict: "a table"}.get(
@@ -256,6 +307,7 @@ def load_config(path: Path, check_tables: bool = True) -> ServiceConfig:
         raise ConfigError(f"config {source}: not valid TOML: {e}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"config {source}: cannot be read: {e}") from None
+    _check_unknown_keys(source, raw)
     root = _Section(source, "", raw)
     store = _store(root)
     spark = _spark(_section(root, "spark"))
@@ -264,17 +316,42 @@ def load_config(path: Path, check_tables: bool = True) -> ServiceConfig:
     loop = _loop(_section(root, "service"))
     tables_raw = root.get("tables", list, [])
     assert tables_raw is not None
-    tables = tuple(_table(_Section(source, f"tables[{i}]", t), check_tables) for i, t in enumerate(tables_raw))
+    tables = tuple(
+        _table(_Section(source, f"tables[{i}]", t, "tables"), check_tables, catalog is not None)
+        for i, t in enumerate(tables_raw)
+    )
     seen: dict[str, int] = {}
     for i, t in enumerate(tables):
         key = os.path.realpath(t.path)
         if key in seen:
             raise ConfigError(f"config {source}: tables[{i}].path: the same table as tables[{seen[key]}]")
         seen[key] = i
-        if t.sync and catalog is None:
-            raise ConfigError(f"config {source}: tables[{i}].sync: needs a [catalog] (or set sync = false)")
-    root.done()
     return ServiceConfig(source, store, spark, catalog, ui, loop, tables)
+
+
+def _check_unknown_keys(source: str, raw: dict[str, Any]) -> None:
+    """Every key that no part of the file takes, in one line, each with the closest key that part does take:
+    before any value is read, so a misspelt key is never reported as the key it meant being missing."""
+    found: list[str] = []
+
+    def check(prefix: str, values: Any, kind: str) -> None:
+        if not isinstance(values, dict):
+            return  # reported as a wrong type when read
+        for key in values:
+            if key not in KEYS[kind]:
+                close = difflib.get_close_matches(key, KEYS[kind], n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                found.append(f"{prefix}.{key}: unknown key{hint}" if prefix else f"{key}: unknown key{hint}")
+
+    check("", raw, "")
+    for name in KEYS[""]:
+        if name != "tables":
+            check(name, raw.get(name), name)
+    tables = raw.get("tables")
+    for i, table in enumerate(tables if isinstance(tables, list) else []):
+        check(f"tables[{i}]", table, "tables")
+    if found:
+        raise ConfigError(f"config {source}: {'; '.join(found)}")
 
 
 def _section(root: _Section, name: str) -> _Section | None:
@@ -287,7 +364,6 @@ def _store(root: _Section) -> str | None:
     if store is None:
         return None
     url = store.text("url")
-    store.done()
     return url
 
 
@@ -299,7 +375,10 @@ def _spark(s: _Section | None) -> SparkSettings:
     args = s.get("submit_args", list, [])
     if args is None or not all(isinstance(a, str) for a in args):
         s.fail("submit_args", "expected a list of text")
-    s.done()
+    if args and engine != "spark-submit":  # settings that would do nothing are refused
+        s.fail("submit_args", f'used by engine = "spark-submit" only (the engine is {engine})')
+    if "master" in s.values and engine == "local":
+        s.fail("master", 'engine = "local" runs without Spark: leave master out, or pick engine spark or spark-submit')
     return SparkSettings(engine, master, tuple(args or ()))
 
 
@@ -312,7 +391,6 @@ def _catalog(s: _Section | None) -> CatalogSettings | None:
     if database is not None and not database.replace("_", "").isalnum():
         s.fail("database", f"use letters, digits and underscores, got {database!r}")
     timeout = s.duration_s("timeout", 30.0, minimum_ms=1)
-    s.done()
     assert uri is not None
     return CatalogSettings(mode, uri, database, timeout)
 
@@ -326,7 +404,6 @@ def _ui(s: _Section | None) -> UiSettings:
     port = s.whole("port", 8080, 0, 65535)
     in_file = s.text("token")
     token = token or in_file
-    s.done()
     return UiSettings(bool(enabled), host, int(port or 0), token)
 
 
@@ -340,7 +417,6 @@ def _loop(s: _Section | None) -> LoopSettings:
     if most < backoff:
         s.fail("max_backoff", f"must be at least retry_backoff ({backoff:g} s)")
     keep = s.whole("keep_steps", 1000, 10, 10_000_000) or 1000
-    s.done()
     return LoopSettings(interval, lease, backoff, most, keep)
 
 
@@ -356,7 +432,7 @@ def _properties(s: _Section, path: str, options: dict[str, object]) -> dict[str,
     raise AssertionError("unreachable")
 
 
-def _table(s: _Section, check: bool) -> TableSettings:
+def _table(s: _Section, check: bool, has_catalog: bool) -> TableSettings:
     path = s.text("path", required=True)
     assert path is not None
     options = s.get("storage_options", dict, {})
@@ -375,9 +451,9 @@ def _table(s: _Section, check: bool) -> TableSettings:
         path=str(Path(path).expanduser().resolve()) if "://" not in path else normalize_uri(path),
         event_time_field=s.text("event_time_field"),
         data_latency_ms=s.convert("data_latency", latency, parse_duration_ms) if latency else None,
-        trigger=TRIGGERS[s.choice("trigger", TRIGGERS, "event-time")],
-        max_delta_commits=s.whole("max_delta_commits", 5, 1, 1_000_000) or 5,
-        max_delta_seconds=s.whole("max_delta_seconds", 3600, 1, 10**9) or 3600,
+        trigger=triggers.NAMES[s.choice("trigger", triggers.NAMES, "event-time")],
+        max_delta_commits=_limit(s, MAX_DELTA_COMMITS),
+        max_delta_seconds=_limit(s, MAX_DELTA_SECONDS),
         mode=s.choice("mode", LINK_MODES, "symlink"),
         exact=bool(s.get("exact", bool, False)),
         schedule_interval_s=s.duration_s("schedule_interval", 0.0),
@@ -385,13 +461,52 @@ def _table(s: _Section, check: bool) -> TableSettings:
         clean_policy=policy,
         clean_retained=s.whole("clean_retained", None, 0, 1_000_000),
         clean_hours=s.whole("clean_hours", None, 0, 1_000_000),
-        sync=bool(s.get("sync", bool, True)),
+        sync=bool(s.get("sync", bool, has_catalog)),
         sync_database=s.text("sync_database"),
         sync_name=s.text("sync_name"),
         storage_options=dict(options or {}),
     )
+    if settings.clean:
+        _check_clean(s, settings, props if check else {})
+    if settings.sync and not has_catalog:
+        s.fail("sync", "true needs a [catalog] (catalog.uri) to publish to: add one, or set sync = false")
     for key, value in (("sync_database", settings.sync_database), ("sync_name", settings.sync_name)):
         if value is not None and not value.replace("_", "").isalnum():
             s.fail(key, f"use letters, digits and underscores, got {value!r}")
-    s.done()
+    _check_limits(s, settings.schedule_request(), props if check else None)
     return settings
+
+
+def _limit(s: _Section, limit: Limit) -> int | None:
+    return s.whole(limit.field, None, limit.low, limit.high)
+
+
+def _check_limits(s: _Section, request: ScheduleRequest, props: dict[str, str] | None) -> None:
+    """The trigger's limits as the scheduler takes them: a key the trigger does not use is refused (it would do
+    nothing), and with the table's properties (`props`), a limit left to the table must be a number there."""
+    for limit in (MAX_DELTA_COMMITS, MAX_DELTA_SECONDS):
+        try:
+            limit.check(request)
+            if props is not None:
+                limit.of(request, props)
+        except LimitError as e:
+            s.fail(e.field, e.reason)
+        except HudiMetaError as e:
+            s.fail(limit.field, f"not given, and {e}")
+
+
+def _check_clean(s: _Section, t: TableSettings, props: dict[str, str]) -> None:
+    """The clean step's policy as it will take it (the key, else the table's, else Hudi's default), and the
+    retention that policy keeps: clean_hours for KEEP_LATEST_BY_HOURS, clean_retained for the others."""
+    policy = t.clean_policy
+    try:
+        name = CleanPolicy.from_properties(props, policy).name
+    except CleanConfigError as e:  # the table's policy or retention in hoodie.properties
+        s.fail("clean_policy", str(e))
+        raise  # unreachable: fail raises
+    of = "" if policy is not None else f" (the table's {POLICY_KEY})" if POLICY_KEY in props else " (the default)"
+    misplaced = misplaced_retention(name, t.clean_retained, t.clean_hours)
+    if misplaced == "hours":
+        s.fail("clean_hours", f"is for {KEEP_LATEST_BY_HOURS}; the policy is {name}{of}, which keeps clean_retained")
+    if misplaced == "retained":
+        s.fail("clean_retained", f"the policy is {KEEP_LATEST_BY_HOURS}{of}, which keeps clean_hours")

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from hudi_meta.clean import check_cleanable, run_clean
-from hudi_meta.compaction.schedule import ScheduleRequest, WriteInProgressError, schedule_compaction
+from hudi_meta.compaction.schedule import WriteInProgressError, schedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import register_table
@@ -212,9 +212,8 @@ class Service:
         log.info("%s: compaction %s completed", table.base_path, instant)
 
     def _schedule(self, table: HudiTable, s: TableSettings) -> StepResult:
-        request = ScheduleRequest(data_latency_ms=s.data_latency_ms, mode=s.mode, exact=s.exact, trigger=s.trigger)
         try:
-            result = schedule_compaction(self.engine, table, request)
+            result = schedule_compaction(self.engine, table, s.schedule_request())
         except WriteInProgressError as e:  # a writer at work: the next round asks again (writers roll back dead ones)
             return StepResult("skipped", {"reason": str(e)})
         detail = {"reason": result.reason, "threshold_ms": result.threshold_ms}

@@ -50,10 +50,15 @@ def rows(*records: tuple[str, int, float]) -> pa.Table:
 
 
 def create_core_table(
-    path: str, name: str = "core", payload: str = DEFAULT_PAYLOAD, options: dict[str, object] | None = None
+    path: str,
+    name: str = "core",
+    payload: str = DEFAULT_PAYLOAD,
+    options: dict[str, object] | None = None,
+    props: dict[str, str] | None = None,
 ) -> HudiTable:
     """A v6 MOR table of rows (id, ts, region, amount): key `id`, `ts` the ordering and event-time field,
-    partitioned by `region`, instant times in UTC, at a path or URI (with fsspec storage `options`)."""
+    partitioned by `region`, instant times in UTC, at a path or URI (with fsspec storage `options`), with
+    `props` added to its hoodie.properties."""
     return create_table(
         path,
         name,
@@ -61,7 +66,11 @@ def create_core_table(
         "ts",
         ["region"],
         event_time_field="ts",
-        extra_props={"hoodie.compaction.payload.class": payload, "hoodie.table.timeline.timezone": "UTC"},
+        extra_props={
+            "hoodie.compaction.payload.class": payload,
+            "hoodie.table.timeline.timezone": "UTC",
+            **(props or {}),
+        },
         options=options,
     )
 
@@ -71,9 +80,11 @@ class CoreTable:
 
     partition = "region=eu"
 
-    def __init__(self, path: Path, payload: str = DEFAULT_PAYLOAD, name: str = "core") -> None:
+    def __init__(
+        self, path: Path, payload: str = DEFAULT_PAYLOAD, name: str = "core", props: dict[str, str] | None = None
+    ) -> None:
         self.path = str(path)
-        create_core_table(self.path, name, payload)
+        create_core_table(self.path, name, payload, props=props)
         self.file_id: str | None = None
 
     @property

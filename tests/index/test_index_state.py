@@ -15,12 +15,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from hudi_meta.compaction.candidates import candidate_slices
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.index.db import make_engine
-from hudi_meta.index.event_time_source import NO_EVENT_TIME, column_min_max
+from hudi_meta.index.event_time_source import NO_EVENT_TIME, column_min_max, count_before
 from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
@@ -255,3 +257,41 @@ def test_column_min_max_of_strings_and_timestamps() -> None:
     stamps = pa.array([START_MS * 1000 + 999, START_MS * 1000 - 1], pa.timestamp("us", tz="UTC"))
     assert column_min_max(stamps) == (START_MS - 1, START_MS)
     assert column_min_max(pa.array([None, None], pa.int64())) == (None, None)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.none(),
+            st.integers(-(10**11), 10**11),  # seconds
+            st.integers(10**11, 10**14),  # milliseconds
+            st.integers(10**14, 10**17),  # microseconds
+        ),
+        max_size=8,
+    ),
+    st.integers(0, 10**14),
+)
+def test_count_before_reads_each_value_by_the_one_rule(values: list[int | None], threshold: int) -> None:
+    """Late records are counted per value as `to_epoch_ms` reads it: the count agrees with reading them one by one,
+    as whole numbers, as floats of those numbers, and as timestamps of those times."""
+    expected = sum(1 for v in values if v is not None and (t := to_epoch_ms(v)) is not None and t < threshold)
+    assert count_before(pa.array(values, pa.int64()), threshold) == expected
+    assert count_before(pa.chunked_array([pa.array(values, pa.int64())]), threshold) == expected
+    small = [v for v in values if v is None or abs(v) < 2**53]  # floats hold these exactly
+    expected_small = sum(1 for v in small if v is not None and (t := to_epoch_ms(v)) is not None and t < threshold)
+    assert count_before(pa.array(small, pa.float64()), threshold) == expected_small
+    times = [to_epoch_ms(v) if v is not None else None for v in values]
+    for unit, per_ms in (("s", None), ("ms", 1), ("us", 1000)):
+        raw = [None if t is None else (t // 1000 if per_ms is None else t * per_ms) for t in times]
+        stamps = pa.array(raw, pa.timestamp(unit, tz="UTC"))
+        by_hand = sum(1 for r in raw if r is not None and (r * 1000 if per_ms is None else r // per_ms) < threshold)
+        assert count_before(stamps, threshold) == by_hand
+
+
+def test_count_before_of_strings_dates_and_fractions() -> None:
+    iso = pa.array(["2026-01-01T01:00:00+01:00", "2026-01-01T00:30:00Z", None, "2025-12-31T23:59:59.999Z"])
+    assert count_before(iso, START_MS) == 1  # 01:00+01:00 is START_MS itself: not below it
+    days = pa.array([20454, 20453, None], pa.date32())  # 2026-01-01 and the day before
+    assert count_before(days, START_MS) == 1 and count_before(days, START_MS + 1) == 2
+    fractions = pa.array([1_767_225_599.9, 1_767_225_600.5], pa.float64())  # seconds, read as whole seconds
+    assert count_before(fractions, START_MS) == 1 and count_before(fractions, START_MS + 1) == 2

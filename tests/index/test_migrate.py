@@ -77,9 +77,9 @@ def index_names(insp: Inspector, table: str) -> set[str | None]:
 
 def test_single_linear_history() -> None:
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    assert script.get_heads() == ["0007"]
-    assert head_revision() == "0007"
-    revisions = ["0007", "0006", "0005", "0004", "0003", "0002", "0001"]
+    assert script.get_heads() == ["0009"]
+    assert head_revision() == "0009"
+    revisions = ["0009", "0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
     assert [rev.revision for rev in script.walk_revisions()] == revisions
 
 
@@ -123,7 +123,7 @@ def test_round_trip(fresh_url: str) -> None:
     assert not table_names(fresh_url) & APP_TABLES
 
     upgrade(fresh_url, "head")
-    assert current_revision(fresh_url) == "0007"
+    assert current_revision(fresh_url) == head_revision()
     assert table_names(fresh_url) == APP_TABLES | {"alembic_version"}
     assert schema_diff(fresh_url) == []
 
@@ -246,7 +246,7 @@ def test_0005_swaps_the_log_file_index_for_the_summary_index_keeping_blocks(fres
         assert "ix_log_block_log_file_id" in log_block_indexes()
         assert "ix_log_block_file_summary" not in log_block_indexes()
         with engine.connect() as conn:
-            assert conn.execute(log_block_table.select()).one().min_event_time == 5
+            assert conn.execute(select(log_block_table.c.min_event_time)).scalar_one() == 5
     finally:
         engine.dispose()
 
@@ -329,7 +329,65 @@ def test_0007_drops_the_blocks_table_foreign_key_keeping_blocks_and_the_rest(fre
         downgrade(fresh_url, "0006")
         assert shape() == before
         with engine.connect() as conn:
-            assert conn.execute(log_block_table.select()).one().min_event_time == 5
+            assert conn.execute(select(log_block_table.c.min_event_time)).scalar_one() == 5
+    finally:
+        engine.dispose()
+
+
+def test_0008_drops_the_unused_freshness_table_and_steps_back(fresh_url: str) -> None:
+    """One revision up and down: registered tables survive both steps; `freshness` (never written or read)
+    exists only before 0008 and comes back empty with its constraints and index."""
+    upgrade(fresh_url, "0007")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    row, _, _ = one_block()
+
+    def freshness_shape() -> tuple[set[str | None], set[str | None], list[str]]:
+        insp = inspect(engine)
+        uniques = {u["name"] for u in insp.get_unique_constraints("freshness")}
+        keys = {fk["name"] for fk in insp.get_foreign_keys("freshness")}
+        return uniques | keys, index_names(insp, "freshness"), [c["name"] for c in insp.get_columns("freshness")]
+
+    try:
+        with engine.begin() as conn:
+            conn.execute(hudi_table.insert(), row)
+        before = freshness_shape()
+        assert before[1] == {"ix_freshness_table_id"} and "late_blocks" in before[2]
+        upgrade(fresh_url, "0008")
+        assert current_revision(fresh_url) == "0008" and "freshness" not in table_names(fresh_url)
+        downgrade(fresh_url, "0007")
+        assert current_revision(fresh_url) == "0007" and freshness_shape() == before
+        with engine.connect() as conn:
+            assert conn.execute(hudi_table.select()).one().base_path == "/t"
+    finally:
+        engine.dispose()
+
+
+def test_0009_adds_late_record_counts_to_blocks_and_steps_back(fresh_url: str) -> None:
+    """One revision up and down: blocks survive both steps; at 0009 they have empty late-record counts (the next
+    index run counts them), which take a count and the threshold it was counted at."""
+    upgrade(fresh_url, "0008")
+    engine = create_engine(fresh_url, poolclass=pool.NullPool)
+    row, log, block = one_block()
+    b = log_block_table.c
+
+    def columns() -> set[str]:
+        return {c["name"] for c in inspect(engine).get_columns("log_block")}
+
+    try:
+        with engine.begin() as conn:
+            conn.execute(hudi_table.insert(), row)
+            conn.execute(log_file_table.insert(), log)
+            conn.execute(log_block_table.insert(), block)
+        assert not {"late_threshold", "late_records"} & columns()
+        upgrade(fresh_url, "0009")
+        with engine.begin() as conn:
+            assert conn.execute(select(b.late_threshold, b.late_records)).one() == (None, None)
+            conn.execute(log_block_table.update().values(late_threshold=10, late_records=3))
+            assert conn.execute(select(b.min_event_time, b.late_threshold, b.late_records)).one() == (5, 10, 3)
+        downgrade(fresh_url, "0008")
+        assert current_revision(fresh_url) == "0008" and not {"late_threshold", "late_records"} & columns()
+        with engine.connect() as conn:
+            assert conn.execute(select(b.min_event_time, b.record_count)).one() == (5, None)
     finally:
         engine.dispose()
 
@@ -367,7 +425,7 @@ def test_an_upgrade_killed_halfway_leaves_nothing_of_itself(sqlite_url: str) -> 
         upgrade(sqlite_url)
         assert current_revision(sqlite_url) == head_revision()
         with engine.connect() as conn:
-            assert conn.execute(log_block_table.select()).one().min_event_time == 5
+            assert conn.execute(select(log_block_table.c.min_event_time)).scalar_one() == 5
     finally:
         engine.dispose()
 
@@ -376,7 +434,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
     """Without a connection in `config.attributes`, env.py opens its own from `sqlalchemy.url` (CLI use)."""
     config = alembic_config(fresh_url)
     command.upgrade(config, "head")
-    assert current_revision(fresh_url) == "0007"
+    assert current_revision(fresh_url) == head_revision()
     command.downgrade(config, "base")
     assert not table_names(fresh_url) & APP_TABLES
     command.upgrade(config, "head")
@@ -385,7 +443,7 @@ def test_round_trip_through_env_url(fresh_url: str) -> None:
 
 def test_upgrade_is_idempotent(db_url: str) -> None:
     upgrade(db_url)
-    assert current_revision(db_url) == "0007"
+    assert current_revision(db_url) == head_revision()
 
 
 def test_no_drift_after_upgrade(db_url: str) -> None:

@@ -388,7 +388,7 @@ class ModelTable:
             self._taken_back(taken_back, before)
             return
         except HudiMetaError as refused:  # a plan foreign writes broke waits until no write is pending
-            assert self.pending.foreign and self.open_writers, f"run refused: {refused}"
+            assert self.pending.foreign and (self.open_writers or self.failed), f"run refused: {refused}"
             self.log.append(f"run {self.pending.instant}: refused while a write is pending: {refused}")
             return
         self._completed(before)
@@ -430,7 +430,7 @@ class ModelTable:
             self._taken_back(taken_back, before[-1])
             return
         except HudiMetaError as refused:  # a plan foreign writes broke waits until no write is pending
-            assert self.pending.foreign and self.open_writers, f"run refused: {refused}"
+            assert self.pending.foreign and (self.open_writers or self.failed), f"run refused: {refused}"
             self.log.append(f"run {self.pending.instant}: refused while a write is pending: {refused}")
             return
         finally:

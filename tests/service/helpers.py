@@ -30,10 +30,10 @@ class Groups:
     """A v6 MOR table with `n` file groups (partitions region=r00..), a model of its snapshot (key -> ts, amount),
     and every write one log file per file group (the first, base files)."""
 
-    def __init__(self, path: Path, n: int, name: str) -> None:
+    def __init__(self, path: Path, n: int, name: str, props: dict[str, str] | None = None) -> None:
         self.path = str(path)
         self.n = n
-        create_core_table(self.path, name)
+        create_core_table(self.path, name, props=props)
         self.file_ids: dict[str, str] = {}
         self.model: dict[str, tuple[int, float]] = {}
         self.writes = 0

@@ -119,7 +119,7 @@ def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ("change", "says"),
     [
         (("[spark]", "[spark]\nmaster_url = 'x'"), "spark.master_url: unknown key"),
-        (("[[tables]]\npath", "[[tables]]\npaht = 1\npath"), "tables[0].paht: unknown key"),
+        (("[[tables]]\npath", "[[tables]]\npaht = 1\npath"), "tables[0].paht: unknown key (did you mean path?)"),
         (("port = 9000", 'port = "9000"'), "ui.port: expected a whole number, got text '9000'"),
         (("port = 9000", "port = 70000"), "ui.port: expected a whole number from 0 to 65535, got 70000"),
         (('mode = "copy"', 'mode = "hard"'), "tables[0].mode: expected one of symlink, copy, got 'hard'"),
@@ -128,8 +128,14 @@ def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (('interval = "10s"', "interval = 10"), "service.interval: expected text, got a number 10"),
         (('lease = "2m"', 'lease = "10ms"'), "service.lease: must be at least 1000 ms"),
         (('engine = "spark-submit"', 'engine = "flink"'), "spark.engine: expected one of spark, spark-submit, local"),
+        (('engine = "spark-submit"', 'engine = "spark"'), 'spark.submit_args: used by engine = "spark-submit" only'),
         (('submit_args = ["--executor-memory", "1g"]', "submit_args = [1]"), "spark.submit_args: expected a list"),
         (('trigger = "num-commits"', 'trigger = "daily"'), "tables[0].trigger: expected one of event-time"),
+        (("max_delta_commits = 3", "max_delta_commits = 0"), "tables[0].max_delta_commits: expected a whole number"),
+        (
+            ('trigger = "num-commits"', 'trigger = "time-elapsed"'),
+            "tables[0].max_delta_commits: used by the num-commits trigger only (the trigger is time-elapsed)",
+        ),
         (('clean_policy = "keep_latest_file_versions"', 'clean_policy = "KEEP_ALL"'), "tables[0].clean_policy:"),
         (("clean_retained = 2", "clean_retained = -1"), "tables[0].clean_retained: expected a whole number from 0"),
         (('sync_name = "events_a"', 'sync_name = "a;b"'), "tables[0].sync_name: use letters, digits"),
@@ -138,8 +144,14 @@ def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (('[[tables]]\npath = "{root}/b"\n', "[[tables]]\n"), "tables[1].path: required"),
         (('uri = "127.0.0.1:10000"\n', ""), "catalog.uri: required"),
         (('max_backoff = "1h"', 'max_backoff = "1s"'), "service.max_backoff: must be at least retry_backoff"),
-        (("[store]", "store = 1\n[stor]"), "store: expected a table, got a number 1"),
-        (("[store]", "[stor]"), "stor: unknown key"),
+        (('[store]\nurl = "sqlite:///{root}/store.db"', "store = 1"), "store: expected a table, got a number 1"),
+        (("[store]", "[stor]"), "stor: unknown key (did you mean store?)"),
+        (('data_latency = "30m"', 'data_latncy = "30m"'), "tables[0].data_latncy: unknown key (did you mean data_"),
+        (("clean_retained = 2", "clean_retained = 2\nclean_hours = 3"), "tables[0].clean_hours: is for KEEP_LATEST_BY"),
+        (
+            ('engine = "spark-submit"\nmaster = "spark://127.0.0.1:7077"\nsubmit', 'engine = "local"\nmaster = "x"\n#'),
+            'spark.master: engine = "local" runs without Spark',
+        ),
         (("[store]", "[store"), "not valid TOML"),
     ],
 )
@@ -155,12 +167,81 @@ def test_each_mistake_is_one_line_naming_the_key(root: Path, change: tuple[str, 
 
 
 def test_sync_needs_a_catalog_and_a_table_needs_a_data_latency(root: Path) -> None:
-    no_catalog = write(root, f'[[tables]]\npath = "{root}/a"\ndata_latency = "1h"\n')
-    with pytest.raises(ConfigError, match=r"tables\[0\].sync: needs a \[catalog\]"):
+    no_catalog = write(root, f'[[tables]]\npath = "{root}/a"\ndata_latency = "1h"\nsync = true\n')
+    with pytest.raises(ConfigError, match=r"tables\[0\].sync: true needs a \[catalog\] \(catalog.uri\)"):
         load_config(no_catalog)
     no_latency = write(root, f'[[tables]]\npath = "{root}/a"\nsync = false\n')
     with pytest.raises(ConfigError, match=r"tables\[0\].data_latency: required"):
         load_config(no_latency)
+
+
+def test_every_key_is_optional_but_path_and_the_defaults_hold(root: Path) -> None:
+    """README: every key optional but a table's `path` (and `data_latency` where the table sets none): such a
+    file is taken, with the documented defaults; sync is on exactly when a [catalog] is configured."""
+    minimal = f'[[tables]]\npath = "{root}/a"\ndata_latency = "1h"\n'
+    c = load_config(write(root, minimal))
+    (t,) = c.tables
+    assert (c.store_url, c.catalog, c.spark.engine, c.spark.master, c.spark.submit_args) == (
+        None,
+        None,
+        "spark",
+        "local[2]",
+        (),
+    )
+    assert (c.ui.enabled, c.ui.host, c.ui.port) == (True, "127.0.0.1", 8080)
+    assert (c.loop.interval_s, c.loop.lease_s, c.loop.retry_backoff_s, c.loop.max_backoff_s) == (30, 60, 30, 900)
+    assert c.loop.keep_steps == 1000
+    assert (t.trigger, t.max_delta_commits, t.max_delta_seconds, t.mode, t.exact) == (
+        triggers.EVENT_TIME_TRIGGER,
+        None,  # the table's hoodie.compact.inline.max.delta.commits, else 5 (tests/compaction/test_schedule_limits)
+        None,
+        "symlink",
+        False,
+    )
+    assert (t.schedule_interval_s, t.clean, t.clean_policy, t.sync, t.event_time_field) == (0, True, None, False, None)
+    with_catalog = load_config(write(root, '[catalog]\nuri = "thrift://h:9083"\n' + minimal))
+    assert with_catalog.tables[0].sync is True
+    off = load_config(write(root, '[catalog]\nuri = "thrift://h:9083"\n' + minimal + "sync = false\n"))
+    assert off.tables[0].sync is False
+
+
+def test_the_readme_example_is_taken_as_it_stands(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TOML example in README.md, with a real table for its path (and without its S3 options), is a
+    configuration `config check` takes: every documented key is known and every combination in it does
+    something."""
+    monkeypatch.delenv("HUDI_META_UI_TOKEN", raising=False)
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    assert "[[tables]]" in example and 'path = "/data/events"' in example
+    text = example.replace('path = "/data/events"', f'path = "{root}/a"')
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("storage_options"))
+    c = load_config(write(root, text.replace("{", "{{").replace("}", "}}")))
+    (t,) = c.tables
+    assert (t.data_latency_ms, t.clean_policy, t.clean_retained, t.clean_hours, t.sync) == (
+        1_800_000,
+        "KEEP_LATEST_COMMITS",
+        10,
+        None,
+        True,
+    )
+    assert t.trigger == triggers.EVENT_TIME_TRIGGER and c.catalog is not None and c.ui.token == "..."
+
+
+def test_unknown_keys_come_first_in_one_line_each_with_the_closest_key(root: Path) -> None:
+    """Misspelt keys in several parts of a file: one line naming each with the key it most likely meant, before
+    anything else is checked (the misspelt data_latency is not reported as a missing data_latency, the bad port
+    is not reached)."""
+    text = f'[ui]\nport = "x"\nhots = "h"\n[[tables]]\npath = "{root}/a"\ndata_latncy = "1h"\nzzz = 1\n'
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(root, text))
+    message = str(caught.value)
+    assert message == (
+        f"config {root}/hudi-meta.toml: ui.hots: unknown key (did you mean host?); "
+        "tables[0].data_latncy: unknown key (did you mean data_latency?); tables[0].zzz: unknown key"
+    )
+    out = cli("config", "check", str(root / "hudi-meta.toml"))
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.strip().endswith(message)
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
 def test_config_check_and_serve_refuse_a_bad_file_in_one_line(root: Path) -> None:
@@ -175,3 +256,14 @@ def test_config_check_and_serve_refuse_a_bad_file_in_one_line(root: Path) -> Non
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     env_bad = cli("serve", env={"HUDI_META_CONFIG": str(bad)}, timeout=120)
     assert env_bad.returncode == 2 and "tables[0].mode" in env_bad.stderr
+
+
+def test_a_trigger_limit_left_to_the_table_must_be_a_number_there(tmp_path: Path) -> None:
+    CoreTable(tmp_path / "t", props={"hoodie.compact.inline.max.delta.seconds": "an hour"}).write(rows(("k", 1, 1.0)))
+    table = f'[[tables]]\npath = "{tmp_path}/t"\ndata_latency = "1h"\nsync = false\ntrigger = "time-elapsed"\n'
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, table))
+    assert "tables[0].max_delta_seconds: not given, and hoodie.compact.inline.max.delta.seconds='an hour' in " in str(
+        caught.value
+    )
+    assert load_config(write(tmp_path, table + "max_delta_seconds = 60\n")).tables[0].max_delta_seconds == 60

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 from sqlalchemy import Engine
 
+from hudi_meta.planning import triggers
 from hudi_meta.service.config import LoopSettings, ServiceConfig, SparkSettings, TableSettings
 from hudi_meta.service.loop import Service
 from hudi_meta.service.records import all_steps
@@ -111,3 +112,35 @@ def test_a_plan_a_foreign_writer_broke_is_taken_back_and_scheduled_again(tmp_pat
     assert outcomes == ["taken back", "completed"]
     assert t.read() == t.model
     assert {k for k in t.read("ro")} >= {k for k, (ts, _) in t.model.items() if ts < NOW_MS - HOUR_MS}
+
+
+def test_the_trigger_limits_of_a_table_reach_its_schedule_step(tmp_path: Path, engine: Engine) -> None:
+    """Two delta commits on each table, trigger num-commits: the configured limit holds, else the table's
+    hoodie.compact.inline.max.delta.commits, else Hudi's 5 (issue 25 item 6)."""
+    limits = {"two": (2, None), "three": (3, None), "table-two": (None, "2"), "default": (None, None)}
+    settings = []
+    for name, (configured, in_table) in limits.items():
+        props = {"hoodie.compact.inline.max.delta.commits": in_table} if in_table else None
+        t = Groups(tmp_path / name, 1, name, props)
+        t.batch(5 * HOUR_MS)
+        t.batch(4 * HOUR_MS)
+        settings.append(
+            TableSettings(
+                t.path,
+                data_latency_ms=HOUR_MS,
+                trigger=triggers.NUM_COMMITS,
+                max_delta_commits=configured,
+                clean=False,
+                sync=False,
+            )
+        )
+    config = ServiceConfig("test", None, SparkSettings(engine="local"), None, tables=tuple(settings))
+    service = Service(config, engine, LocalRunner(), "w1", clock=Clock())
+    service.round()
+    outcomes = {}
+    for name, state in zip(limits, service.tables, strict=True):
+        (schedule,) = [s for s in all_steps(engine, [state.table_id or 0]) if s.step == "schedule"]
+        outcomes[name] = (schedule.outcome, schedule.detail["reason"])
+    assert outcomes["two"][0] == outcomes["table-two"][0] == "scheduled"
+    assert outcomes["three"] == ("skipped", "2 delta commits since the last compaction (need 3)")
+    assert outcomes["default"] == ("skipped", "2 delta commits since the last compaction (need 5)")

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 from hudi_meta.freshness import Freshness
 from hudi_meta.sync.properties import LAST_COMMIT_TIME_SYNC, changes, published
 
-NONE = Freshness(None, None, None, False, None, 0, 0, 0, None, 0, 0, 0, None)
+NONE = Freshness(None, None, None, False, None, 0, 0, 0, None, 0, 0, 0, 0, None)
 
 
 def freshness(threshold: int | None, watermark: int | None, instant: str | None, exact: bool) -> Freshness:
-    return Freshness(threshold, watermark, instant, exact, None, 0, 0, 0, None, 0, 0, 0, None)
+    return Freshness(threshold, watermark, instant, exact, None, 0, 0, 0, None, 0, 0, 0, 0, None)
 
 
 def test_the_published_values() -> None:

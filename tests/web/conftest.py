@@ -60,7 +60,8 @@ def build_store(root: Path, java_root: Path) -> UiStore:
     engine = make_engine(url)
     core = TwoRegions(root / "core")
     compactions = compact_three_times(core, engine)
-    late = core.write(region_rows("eu", ("h", 50, 8.0)))  # below T3 = 300 s: late data
+    # one record below T3 = 300 s (late data), one above it, in the same block
+    late = core.write(region_rows("eu", ("h", 50, 8.0), ("i", 400, 9.0)))
     now = instant_epoch_ms(compactions[2]) + 3_600_000
     policy = CleanPolicy(KEEP_LATEST_COMMITS, commits_retained=2)
     cleaned = run_clean(engine, core.table, policy, execute=True, now_ms=now)

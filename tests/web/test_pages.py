@@ -146,6 +146,10 @@ def test_plans_and_plan_pages(client: FlaskClient, ui_store: UiStore) -> None:
 def test_late_data_page(client: FlaskClient, ui_store: UiStore) -> None:
     text = page(client, f"/tables/{ui_store.ids['core']}/late")
     assert ui_store.late_instant in text and format_time_ms(at(50)) in text
+    # one of the block's two records is below T: the page says 1 record, in 1 block
+    assert '<strong id="late-records">1</strong>' in text and '<span id="late-blocks">1</span>' in text
+    overview = page(client, f"/tables/{ui_store.ids['core']}")
+    assert ">1 records</a> in 1 blocks" in overview
     assert "No late data" in page(client, f"/tables/{ui_store.ids['evil']}/late")
 
 

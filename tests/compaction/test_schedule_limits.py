@@ -1,0 +1,154 @@
+"""The triggers' and the log-file-size strategy's limits reach them (issue 25 item 6): a request's value, else the
+table's hoodie.properties (Hudi's names), else Hudi's defaults (5 delta commits, 3600 s, 0 bytes). Each is
+checked on the timeline by hand: how many delta commits since the last compaction, how many seconds, how many
+log bytes a slice holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.planning import triggers
+from hudi_meta.table.instant import instant_epoch_ms
+from hudi_meta.table.table import HudiTable
+from tests.cli.helpers import cli, tree
+from tests.compaction.core import CoreTable, rows
+
+
+def three_delta_commits(t: CoreTable) -> None:
+    """A base file and two log files: three delta commits, never compacted."""
+    t.write(rows(("a", 1, 1.0)))
+    t.write(rows(("b", 2, 1.0)))
+    t.write(rows(("c", 3, 1.0)))
+
+
+def num_commits(engine: Engine, t: CoreTable, given: int | None = None) -> str | None:
+    request = ScheduleRequest(trigger=triggers.NUM_COMMITS, max_delta_commits=given, strategy="unbounded")
+    return schedule_compaction(engine, t.table, request).instant
+
+
+def test_max_delta_commits_given_reaches_the_trigger(tmp_path: Path, engine: Engine) -> None:
+    t = CoreTable(tmp_path / "t")
+    three_delta_commits(t)
+    assert num_commits(engine, t, 4) is None  # 3 delta commits, 4 needed
+    assert num_commits(engine, t) is None  # Hudi's default: 5
+    assert num_commits(engine, t, 3) is not None
+
+
+def test_max_delta_commits_from_the_table_unless_given(tmp_path: Path, engine: Engine) -> None:
+    t = CoreTable(tmp_path / "t", props={"hoodie.compact.inline.max.delta.commits": "3"})
+    three_delta_commits(t)
+    assert num_commits(engine, t, 4) is None  # the request's value wins over the table's
+    assert num_commits(engine, t) is not None  # the table's 3
+
+
+@pytest.mark.parametrize(
+    ("props", "given", "scheduled"),
+    [
+        ({}, 200, False),
+        ({}, None, False),  # Hudi's default: 3600 s
+        ({}, 100, True),
+        ({"hoodie.compact.inline.max.delta.seconds": "60"}, None, True),
+        ({"hoodie.compact.inline.max.delta.seconds": "60"}, 200, False),  # the request's value wins
+    ],
+)
+def test_max_delta_seconds_reaches_the_trigger(
+    tmp_path: Path, engine: Engine, props: dict[str, str], given: int | None, scheduled: bool
+) -> None:
+    t = CoreTable(tmp_path / "t", props=props)
+    three_delta_commits(t)
+    last = t.compact(engine)  # the clock starts at this compaction's instant
+    t.write(rows(("d", 4, 1.0)))
+    later = instant_epoch_ms(last) + 100_000  # 100 s after it
+    request = ScheduleRequest(trigger=triggers.TIME_ELAPSED, max_delta_seconds=given, strategy="unbounded")
+    result = schedule_compaction(engine, t.table, request, now_ms=later)
+    assert (result.instant is not None) == scheduled, result.reason
+
+
+def log_file_size(engine: Engine, t: CoreTable, given: int | None = None) -> str | None:
+    request = ScheduleRequest(strategy="log-file-size", log_file_size_threshold=given)
+    return schedule_compaction(engine, t.table, request).instant
+
+
+def log_bytes(t: CoreTable) -> int:
+    """The log bytes of the one slice, from the files themselves."""
+    (group,) = HudiTable.open(t.path).file_groups()
+    return sum(f.size for f in group.ordered_slices()[-1].log_files)
+
+
+@pytest.mark.parametrize("source", ["request", "table"])
+def test_log_file_size_threshold_reaches_the_strategy(tmp_path: Path, engine: Engine, source: str) -> None:
+    t = CoreTable(tmp_path / "t")
+    three_delta_commits(t)
+    size = log_bytes(t)
+
+    def schedule(threshold: int) -> str | None:
+        if source == "request":
+            return log_file_size(engine, t, threshold)
+        table = CoreTable(
+            tmp_path / f"t{threshold}", props={"hoodie.compaction.logfile.size.threshold": str(threshold)}
+        )
+        three_delta_commits(table)
+        assert log_bytes(table) == size
+        return log_file_size(engine, table)
+
+    assert schedule(size + 1) is None  # the slice holds fewer log bytes than that
+    assert schedule(size) is not None
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        (ScheduleRequest(trigger=triggers.NUM_COMMITS, max_delta_commits=0, strategy="unbounded"), "from 1 to"),
+        (ScheduleRequest(trigger=triggers.TIME_ELAPSED, max_delta_seconds=-1, strategy="unbounded"), "from 1 to"),
+        (ScheduleRequest(strategy="log-file-size", log_file_size_threshold=-1), "from 0 to"),
+        (ScheduleRequest(threshold_ms=1, max_delta_commits=3), "used by the num-commits trigger only"),
+        (
+            ScheduleRequest(trigger=triggers.NUM_COMMITS, max_delta_seconds=9, strategy="unbounded"),
+            "time-elapsed trigger",
+        ),
+        (ScheduleRequest(log_file_size_threshold=9, strategy="unbounded"), "log-file-size strategy only"),
+    ],
+)
+def test_a_limit_out_of_range_or_unused_is_refused(
+    tmp_path: Path, engine: Engine, request_: ScheduleRequest, message: str
+) -> None:
+    t = CoreTable(tmp_path / "t")
+    three_delta_commits(t)
+    with pytest.raises(HudiMetaError, match=message):
+        schedule_compaction(engine, t.table, request_)
+    assert not list(Path(t.path, ".hoodie").glob("*.compaction.*"))
+
+
+def test_a_table_limit_that_is_no_number_is_one_line(tmp_path: Path, engine: Engine) -> None:
+    t = CoreTable(tmp_path / "t", props={"hoodie.compact.inline.max.delta.commits": "five"})
+    three_delta_commits(t)
+    with pytest.raises(HudiMetaError, match="hoodie.compact.inline.max.delta.commits='five' in hoodie.properties"):
+        num_commits(engine, t)
+    assert num_commits(engine, t, 3) is not None  # given, the table's value is not read
+
+
+def test_the_cli_takes_the_limits_and_refuses_bad_ones_before_reading_or_writing(tmp_path: Path) -> None:
+    t = CoreTable(tmp_path / "t")
+    three_delta_commits(t)
+    db = tmp_path / "store.db"
+    schedule = ("--db", str(db), "compaction", "schedule", t.path, "--strategy", "unbounded")
+    before = tree(tmp_path)
+    for bad, says in (
+        (("--trigger", "num-commits", "--max-delta-commits", "0"), "max_delta_commits = 0: expected a whole number"),
+        (("--max-delta-seconds", "60"), "used by the time-elapsed trigger only (the trigger is event-time)"),
+        (("--log-file-size-threshold", "-5"), "log_file_size_threshold = -5"),
+        (("--trigger", "num-commits", "--max-delta-commits", "x"), "invalid int value"),
+    ):
+        out = cli(*schedule, *bad)
+        assert out.returncode == 2 and says in out.stderr and out.stdout == "", (bad, out.stderr)
+        assert len(out.stderr.splitlines()) == 1 and "Traceback" not in out.stderr
+        assert tree(tmp_path) == before  # no store made, nothing of the table touched
+    waits = cli(*schedule, "--trigger", "num-commits", "--max-delta-commits", "4")
+    assert waits.returncode == 0 and "3 delta commits since the last compaction (need 4)" in waits.stdout, waits
+    done = cli(*schedule, "--trigger", "NUM_COMMITS", "--max-delta-commits", "3")
+    assert done.returncode == 0 and done.stdout.startswith("scheduled compaction"), done.stderr
