@@ -8,19 +8,21 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Engine, or_, select
+from sqlalchemy import Connection, Engine, or_, select
 
 from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.links import CARRY_LOG_VERSION
 from hudi_meta.gc_pause import paused_gc
 from hudi_meta.index.models import (
     compaction_operation_table,
     compaction_plan_table,
     file_group_table,
     file_slice_table,
+    log_block_table,
     log_file_table,
 )
 from hudi_meta.index.sql import plain_rows
-from hudi_meta.index.states import PENDING_PLAN_STATES
+from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus, PlanState
 from hudi_meta.planning.model import LogFileInfo, SliceInfo
 
 
@@ -61,6 +63,7 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
             .add_columns(f.c.link_target, f.c.min_event_time, waits, f.c.has_unknown_event_time)
             .where(f.c.table_id == table_id, f.c.file_slice_id.is_not(None)),
         )
+        held = _held_carry_times(conn, table_id, [r[1] for r in newest.values()])
     # sorted here, not by SQL (SQLite's ORDER BY cost more than the query)
     log_rows.sort(key=itemgetter(0, 1, 2))
     by_slice = {slice_id: list(rows) for slice_id, rows in groupby(log_rows, itemgetter(0))}
@@ -70,8 +73,54 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
     ):
         if (base_file is None or base_committed) and slice_id in by_slice:
             infos = _log_file_infos(by_slice[slice_id])
+            carry = held.get((partition, LogFileName(file_id, base_instant, CARRY_LOG_VERSION).name))
+            if carry is not None and infos and infos[0].name == carry[0]:
+                _, due, held_min = carry
+                infos = (infos[0]._replace(min_event_time=due, held_min_event_time=held_min), *infos[1:])
             slices.append(SliceInfo(partition, file_id, base_instant, base_file, infos))
     return slices
+
+
+def _held_carry_times(
+    conn: Connection, table_id: int, base_instants: list[str]
+) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
+    """(partition, carry log name) -> (name, min event time of its blocks after the threshold its compaction was
+    cut at, min of those at or before it) for the carry logs of slices that completed event-time compactions
+    opened: blocks at or before that threshold hold versions the compaction had to keep as log records
+    (`compaction/layout.py`), not due by themselves at any T."""
+    p, f, b = compaction_plan_table, log_file_table, log_block_table
+    thresholds = {
+        instant: threshold
+        for instant, threshold in conn.execute(
+            select(p.c.instant, p.c.threshold).where(
+                p.c.table_id == table_id, p.c.state == PlanState.COMPLETED, p.c.threshold.is_not(None)
+            )
+        )
+        if instant in set(base_instants)
+    }
+    if not thresholds:
+        return {}
+    out: dict[tuple[str, str], tuple[str, int | None, int | None]] = {}
+    rows = conn.execute(
+        select(f.c.partition_path, f.c.name, f.c.base_instant, b.c.min_event_time)
+        .join(b, b.c.log_file_id == f.c.id)
+        .where(
+            f.c.table_id == table_id,
+            f.c.version == CARRY_LOG_VERSION,
+            f.c.base_instant.in_(list(thresholds)),
+            b.c.status == BlockStatus.COMMITTED,
+            b.c.min_event_time.is_not(None),
+        )
+    )
+    for partition, name, base_instant, lo in rows:
+        key = (partition, name)
+        _, due, held_min = out.get(key, (name, None, None))
+        if lo <= thresholds[base_instant]:
+            held_min = lo if held_min is None else min(held_min, lo)
+        else:
+            due = lo if due is None else min(due, lo)
+        out[key] = (name, due, held_min)
+    return out
 
 
 def _log_file_infos(rows: list[tuple[Any, ...]], full_order: bool = False) -> tuple[LogFileInfo, ...]:
@@ -89,7 +138,7 @@ def _log_file_infos(rows: list[tuple[Any, ...]], full_order: bool = False) -> tu
         if waits:
             waiting = True
         target = posixpath.basename(link_target) if link_target else None
-        infos.append(_tuple_new(LogFileInfo, (name, version, size, lo, target, not waiting, not unknown)))
+        infos.append(_tuple_new(LogFileInfo, (name, version, size, lo, target, not waiting, not unknown, None)))
     return tuple(infos)
 
 

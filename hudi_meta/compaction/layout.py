@@ -71,11 +71,18 @@ class Version:
 
 @dataclass(frozen=True)
 class SliceLayout:
+    """What one slice becomes. The carry log's versions are in two groups: those after T, and those held at or
+    before T (a version the rest of the slice must merge over as a log record, whatever T): the carry log writes
+    them in blocks of their own, so that planning sees that the held ones are not due at any T by themselves
+    (they go when the log files after them are merged) while the ones after T are due once T passes them."""
+
     base: pa.Table  # the new base file's records
-    carry: pa.Table  # data records of the carry log
-    carry_deletes: tuple[DeleteRecord, ...]  # deletes of the carry log
+    carry: pa.Table  # data records of the carry log after T (or all of them, without a threshold)
+    carry_deletes: tuple[DeleteRecord, ...]  # deletes of the carry log after T
     inexact_keys: tuple[str, ...] = ()  # exact mode: keys whose base record is not A
     threshold_cap_ms: int | None = None  # the threshold this slice still supports, when below T
+    held: pa.Table | None = None  # data records of the carry log at or before T
+    held_deletes: tuple[DeleteRecord, ...] = ()  # deletes of the carry log at or before T
 
 
 def fold(records: Sequence[LogRecord], mode: MergeMode) -> LogRecord | None:
@@ -152,9 +159,11 @@ def plan_layout(
         log_rows = [*log_rows, *_rows_outside(plain.log_rows, records.log_keys, chosen_keys)]
     new_base = drop_soft_deleted(_take(records, schema, base_rows, log_rows))
     carry = _take(records, schema, choices.rows["carry b"], choices.rows["carry l"])
+    held = _take(records, schema, choices.rows["held b"], choices.rows["held l"])
     caps = choices.caps
     cap = min(caps) if caps and threshold_ms is not None and min(caps) < threshold_ms else None
-    return SliceLayout(new_base, carry, tuple(choices.carry_deletes), tuple(sorted(choices.inexact)), cap)
+    inexact = tuple(sorted(choices.inexact))
+    return SliceLayout(new_base, carry, tuple(choices.carry_deletes), inexact, cap, held, tuple(choices.held_deletes))
 
 
 def _keys(table: pa.Table | None, spec: MergeSpec) -> pa.Array:
@@ -183,10 +192,11 @@ def _log_records(records: SliceRecords | None, only: pa.Array | None) -> list[Lo
 class _Choices:
     """What `_choose` decided for a set of keys: rows of the new base file and of the carry log, and more."""
 
-    rows: dict[str, list[int]] = field(  # the rows of each: base or log (b, l) in new base or carry log
-        default_factory=lambda: {"base b": [], "base l": [], "carry b": [], "carry l": []}
+    rows: dict[str, list[int]] = field(  # the rows of each: base or log (b, l) in new base, carry log or held
+        default_factory=lambda: {"base b": [], "base l": [], "carry b": [], "carry l": [], "held b": [], "held l": []}
     )
     carry_deletes: list[DeleteRecord] = field(default_factory=list)
+    held_deletes: list[DeleteRecord] = field(default_factory=list)
     inexact: list[str] = field(default_factory=list)
     caps: list[int] = field(default_factory=list)
 
@@ -244,11 +254,14 @@ def _choose_keys(records: SliceRecords, rest: SliceRecords | None, rules: _Rules
             kind, row = choice.base.source
             out.rows[f"base {kind}"].append(row)
         if choice.carried is not None:
+            t = event_time(choice.carried) if threshold_ms is not None else None
+            held = t is not None and threshold_ms is not None and t <= threshold_ms
             if choice.carried.source is None:
-                out.carry_deletes.append(DeleteRecord(k, partition, choice.carried.record.ordering))
+                deletes = out.held_deletes if held else out.carry_deletes
+                deletes.append(DeleteRecord(k, partition, choice.carried.record.ordering))
             else:
                 kind, row = choice.carried.source
-                out.rows[f"carry {kind}"].append(row)
+                out.rows[f"{'held' if held else 'carry'} {kind}"].append(row)
     return out
 
 

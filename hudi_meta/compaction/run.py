@@ -184,8 +184,10 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
                 len(layout.inexact_keys),
                 ", ".join(layout.inexact_keys[:5]),
             )
-        if layout.carry.num_rows or layout.carry_deletes:
-            _write_carry_log(ctx, storage, directory, op, layout.carry, layout.carry_deletes)
+        held = layout.held if layout.held is not None else layout.carry.schema.empty_table()
+        if layout.carry.num_rows or layout.carry_deletes or held.num_rows or layout.held_deletes:
+            groups = ((held, layout.held_deletes), (layout.carry, layout.carry_deletes))
+            _write_carry_log(ctx, storage, directory, op, groups)
         base_records = with_file_name(layout.base, name)
         storage.create_atomic(path, encode_parquet(base_records))
         num_writes = base_records.num_rows
@@ -237,25 +239,26 @@ def _write_carry_log(
     storage: Storage,
     directory: str,
     op: CompactionOperation,
-    data: pa.Table,
-    deletes: Sequence[DeleteRecord],
+    groups: Sequence[tuple[pa.Table, Sequence[DeleteRecord]]],
 ) -> None:
-    """The carry log `.F_C.log.1_...`: a data block and a delete block of the compaction instant, created at once."""
+    """The carry log `.F_C.log.1_...`, created at once: per group of versions (held at or before T, then after T:
+    `layout.SliceLayout`), a data block and the delete blocks, all of the compaction instant."""
     path = posixpath.join(directory, carry_log_name(op.file_id, ctx.instant))
     blocks = []
-    if data.num_rows:
-        meta = posixpath.join(ctx.base_path, ".hoodie")
-        writer_ctx = WriteContext(ctx.base_path, meta, ctx.props, ctx.instant, ctx.base_uri, ctx.storage_options)
-        schema_json = writer_ctx.avro_schema(data.schema)
-        blocks.append(arrow_avro_data_block(data, schema_json, ctx.instant).data)
-    # one delete block per kind of ordering value: the carried deletes come from different writes, and hudi-rs
-    # refuses a block whose ordering values mix types (Java's writers never mix them in one block either)
-    kinds: dict[str, list[DeleteRecord]] = {}
-    for d in deletes:
-        kind = "natural" if is_natural_order(d.ordering_value) else type(d.ordering_value).__name__
-        kinds.setdefault(kind, []).append(d)
-    for same_kind in kinds.values():
-        blocks.append(delete_block(same_kind, ctx.instant).data)
+    for data, deletes in groups:
+        if data.num_rows:
+            meta = posixpath.join(ctx.base_path, ".hoodie")
+            writer_ctx = WriteContext(ctx.base_path, meta, ctx.props, ctx.instant, ctx.base_uri, ctx.storage_options)
+            schema_json = writer_ctx.avro_schema(data.schema)
+            blocks.append(arrow_avro_data_block(data, schema_json, ctx.instant).data)
+        # one delete block per kind of ordering value: the carried deletes come from different writes, and hudi-rs
+        # refuses a block whose ordering values mix types (Java's writers never mix them in one block either)
+        kinds: dict[str, list[DeleteRecord]] = {}
+        for d in deletes:
+            kind = "natural" if is_natural_order(d.ordering_value) else type(d.ordering_value).__name__
+            kinds.setdefault(kind, []).append(d)
+        for same_kind in kinds.values():
+            blocks.append(delete_block(same_kind, ctx.instant).data)
     storage.create_atomic(path, b"".join(blocks))
 
 

@@ -20,6 +20,10 @@ class LogFileInfo(NamedTuple):
     target: str | None = None
     committed: bool = True  # every block committed before the compaction instant
     event_time_known: bool = True  # False: some committed block's min event time is not resolved yet
+    # a carry log's versions held at or before the threshold of the compaction that wrote it (their min event
+    # time): they never make the file due by themselves (`min_event_time` is over its other blocks), yet they
+    # are not in a base file
+    held_min_event_time: int | None = None
 
     @property
     def physical(self) -> str:

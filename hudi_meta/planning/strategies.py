@@ -123,8 +123,9 @@ def achieved_threshold(
                 return AchievedThreshold(
                     None, f"log file {log.name} ({s.partition or 'non-partitioned'}) has unresolved event times"
                 )
-            if log.min_event_time is not None and log.min_event_time <= achieved:
-                achieved = log.min_event_time - 1
+            times = [t for t in (log.min_event_time, log.held_min_event_time) if t is not None]
+            if times and min(times) <= achieved:
+                achieved = min(times) - 1
     if achieved < requested_ms:
         return AchievedThreshold(achieved, f"lowered from {requested_ms}: a log file left un-merged holds older data")
     return AchievedThreshold(achieved, "as requested")

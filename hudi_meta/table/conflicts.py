@@ -5,14 +5,16 @@ scheduled after that view was taken (Java: a compaction instant that started aft
 file ids in common; `SimpleConcurrentFileWritesConflictResolutionStrategy`) may compact that very slice: the
 write's log files then land in a slice the plan does not know, after the plan has taken the slice, and neither
 the compaction nor a reader of the compaction's slice sees them. Rule: a write that appended into slice B of file
-group F conflicts with every compaction, pending or completed, whose operation on F compacts slice B. The writer
-detects it under the table lock (`table.lock`), in which schedulers write their plans too, rolls its own write back
-and fails; writing again puts the records into the compaction's slice.
+group F conflicts with every compaction, pending or completed, whose operation on F compacts slice B; and with the
+undoing of the compaction that opened slice B (rolled back or taken back since the write planned its files: B is
+then neither committed nor a pending compaction, and no reader reads a slice that is gone). The writer detects it
+under the table lock (`table.lock`), in which schedulers write their plans too, rolls its own write back and fails;
+writing again puts the records into the slice that is newest then.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError
@@ -35,6 +37,8 @@ class Conflict:
 
     def describe(self) -> str:
         where = f"{self.partition}/{self.file_id}" if self.partition else self.file_id
+        if self.compaction == self.base_instant:
+            return f"slice {self.base_instant} of file group {where} is gone (its compaction was taken back)"
         return f"compaction {self.compaction} took slice {self.base_instant} of file group {where}"
 
 
@@ -67,10 +71,18 @@ def compacted_slices(table: HudiTable, newer_than: str) -> list[tuple[str, list[
     return out
 
 
+def gone_slices(appended: set[SliceKey], live: Callable[[str], bool]) -> list[Conflict]:
+    """The slices of `appended` whose base instant is no longer live (committed, or a pending compaction). Pure."""
+    return [Conflict(base, *key[:2], base) for key in sorted(appended) if not live(base := key[2])]
+
+
 def write_conflicts(table: HudiTable, stats: Iterable[WriteStat]) -> list[Conflict]:
     """The conflicts of a write's stats with the compactions on `table`'s timeline as loaded."""
     appended = appended_slices(stats)
     if not appended:
         return []
+    tl, inputs = table.timeline, table.view_inputs()
+    pending = {i.requested_time for i in tl.pending_compactions()}
+    gone = gone_slices(appended, lambda base: inputs.is_committed(base) or base in pending)
     oldest = min(base for _, _, base in appended)
-    return find_conflicts(appended, compacted_slices(table, oldest))
+    return gone + find_conflicts(appended, compacted_slices(table, oldest))

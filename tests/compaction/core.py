@@ -191,9 +191,9 @@ def compact_three_times(t: TwoRegions, engine: Engine, mode: str = "symlink") ->
 def foreign_commit(w: WriteClient) -> None:
     """Complete a write as a writer without conflict checks does (Java or Flink without a lock provider): its
     commit metadata (write stats, the table's schema as Java records it), then its markers go."""
-    tl = w.table.timeline
-    schema = tl.commit_metadata(tl.completed_writes()[-1]).schema or ""
-    metadata = CommitMetadata(operation_type="UPSERT", extra_metadata={"schema": schema})
+    schema = w.table.arrow_schema()
+    assert schema is not None, "a foreign write goes into a table that has a base file"
+    metadata = CommitMetadata(operation_type="UPSERT", extra_metadata={"schema": w.context.avro_schema(schema, False)})
     for stat in w.stats:
         metadata.partition_to_write_stats.setdefault(stat.partition_path, []).append(stat)
     TimelineWriter(w.table.storage, w.table.timeline_path).complete(w.action, w.instant, metadata.to_json())

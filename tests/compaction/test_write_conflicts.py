@@ -24,6 +24,7 @@ from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import carry_log_name
 from hudi_meta.table.check import check_files
 from hudi_meta.table.conflicts import WriteConflictError
+from hudi_meta.table.rollback import rollback_compaction
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient, append_to_file_group
@@ -175,4 +176,23 @@ def test_writers_and_a_scheduler_racing_lose_nothing_and_leave_no_plan_stuck(eng
     keys = set(t.read())
     assert keys == {"k0", *committed}
     assert set(hudi_rs_read(t.path, "snapshot")) == keys
+    assert not check_files(t.table)
+
+
+def test_a_writer_whose_slice_was_rolled_back_is_rolled_back_at_commit(engine: Engine, tmp_path: Path) -> None:
+    """Found by the model test: a writer planned its files into compaction C's slice, then C was rolled back
+    (its slice is gone); committing would leave its records in a slice no reader reads."""
+    t = three_writes(tmp_path / "t")
+    done = t.compact(engine, at(10))
+    w = WriteClient(t.table)
+    w.targets()  # into slice `done`
+    rollback_compaction(t.table, done, completed=True)
+    with w:
+        w.begin()
+        w.append_log(t.partition, t.file_id or "", rows(("d", 4, 1.0)))
+        with pytest.raises(WriteConflictError, match=f"slice {done} of file group .* is gone"):
+            w.commit()
+    assert "d" not in t.read()
+    t.write(rows(("d", 4, 1.0)))  # written again: into the slice that is newest now
+    assert t.read()["d"] == (4, 1.0) and hudi_rs_read(t.path, "snapshot") == t.read()
     assert not check_files(t.table)

@@ -51,7 +51,16 @@ from hudi_meta.table.writer import WriteClient, append_to_file_group, create_tab
 from tests.compaction.core import foreign_commit
 from tests.crashes import Crash, crash_at
 from tests.index.summary_model import summary_drift
-from tests.model.model import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, TableModel, Version, at, instant_ms, rows
+from tests.model.model import (
+    DEFAULT_PAYLOAD,
+    OVERWRITE_PAYLOAD,
+    FileGroupModel,
+    TableModel,
+    Version,
+    at,
+    instant_ms,
+    rows,
+)
 from tests.sync.memory_catalog import MemoryCatalog
 
 PARTITIONS = ("part=p0", "part=p1")
@@ -339,11 +348,24 @@ class ModelTable:
             w.stats.append(stat)
             versions = [self._version(o, partition, w.instant) for o in upserts]
             self.model.append(partition, file_id, w.instant, posixpath.basename(stat.path), versions)
+            self._place_in_log_order(self.model.groups[(partition, file_id)])
         foreign_commit(w)
         self.model.commit(w.instant)
         self.pending.foreign = self.pending.foreign or bool(w.stats)
         where = "the compacted slice" if into_compacted_slice else "the plan's slice"
         self.log.append(f"foreign write {w.instant} into {where}: {[s.path for s in w.stats]}")
+
+    @staticmethod
+    def _place_in_log_order(fg: FileGroupModel) -> None:
+        """Move the newest entry to where its file's name puts it among the open slices' log files: readers, Java's
+        and ours, merge by log order (instant in the name, then version), not by commit order, and a writer that
+        did not know the plan named its file after files written before it."""
+        entry = fg.logs.pop()
+        key = LogFileName.parse(entry.name).sort_key()
+        later = (
+            j for j in range(fg.cuts[-1].upto, len(fg.logs)) if LogFileName.parse(fg.logs[j].name).sort_key() > key
+        )
+        fg.logs.insert(next(later, len(fg.logs)), entry)
 
     def roll_back_failed(self) -> None:
         """An operator rolls back the dead writes (force: their writer is known gone); live writers stay."""
@@ -560,7 +582,13 @@ class ModelTable:
             self.log.append(f"rollback completed {instant}: archived, not tried")
             return
         touched = [fg for fg in self.model.groups.values() if fg.cuts[-1].instant == instant]
-        appended = [e.name for fg in touched for e in fg.logs if e.instant > instant]
+        appended = [
+            e.name
+            for fg in touched
+            for e in fg.logs
+            if e.instant > instant  # a write rolled back at its commit (a conflict) left no file behind
+            and any(os.path.lexists(os.path.join(self.path, fg.partition, n)) for n in {e.name, *e.aliases})
+        ]
         before = read_rows(self.table.read("snapshot"))
         try:
             report = rollback_compaction(self.table, instant, completed=True)
