@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, text, update
 
 from hudi_meta.compaction.candidates import candidate_slices
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import BadValueError, HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.gc_pause import paused_gc
 from hudi_meta.index.indexer import Indexer
@@ -34,7 +34,8 @@ from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
-from hudi_meta.times import format_time_ms
+from hudi_meta.times import describe_time_ms, format_time_ms
+from hudi_meta.values import ascii_integer
 
 STRATEGIES = ("event-time", "log-file-size", "unbounded")
 MODES = ("symlink", "copy")
@@ -70,22 +71,30 @@ class ScheduleRequest:
             raise HudiMetaError("exact mode needs the event-time strategy")
         if self.threshold_ms is not None:
             check_threshold(self.threshold_ms, now_ms)
-        if self.data_latency_ms is not None and not 0 <= self.data_latency_ms <= now_ms:
-            raise HudiMetaError(
-                f"data latency {self.data_latency_ms} ms is out of range: it must be at least 0 and put the "
-                "threshold (now - latency) after 1970"
-            )
+        if self.data_latency_ms is not None:
+            check_data_latency(self.data_latency_ms, now_ms)
 
 
-def check_threshold(threshold_ms: int, now_ms: int) -> None:
+def check_threshold(threshold_ms: int, now_ms: int) -> int:
     """A threshold before 1970 or after now is refused: no record can be known complete past now."""
-    shown = (
-        format_time_ms(threshold_ms) if -62_135_596_800_000 <= threshold_ms < 253_402_300_800_000 else str(threshold_ms)
-    )
     if threshold_ms < 0:
-        raise HudiMetaError(f"threshold {shown} is before 1970")
+        raise BadValueError(f"threshold {describe_time_ms(threshold_ms)} is before 1970")
     if threshold_ms > now_ms:
-        raise HudiMetaError(f"threshold {shown} is after now ({format_time_ms(now_ms)}): it would overstate freshness")
+        raise BadValueError(
+            f"threshold {describe_time_ms(threshold_ms)} is after now ({format_time_ms(now_ms)}): "
+            "it would overstate freshness"
+        )
+    return threshold_ms
+
+
+def check_data_latency(latency_ms: int, now_ms: int) -> int:
+    """A data latency puts the threshold (now - latency) from 1970 to now."""
+    if not 0 <= latency_ms <= now_ms:
+        raise BadValueError(
+            f"data latency {latency_ms} ms is out of range: it must be at least 0 and put the threshold "
+            "(now - latency) after 1970"
+        )
+    return latency_ms
 
 
 @dataclass(frozen=True)
@@ -129,9 +138,9 @@ def _threshold(request: ScheduleRequest, table: HudiTable, now_ms: int) -> int |
     latency = request.data_latency_ms
     if latency is None and DATA_LATENCY_KEY in table.config.props:
         text_value = table.config.props[DATA_LATENCY_KEY]
-        if not text_value.strip().isdigit():
+        latency = ascii_integer(text_value)
+        if latency is None:
             raise HudiMetaError(f"{DATA_LATENCY_KEY}={text_value!r} in hoodie.properties is not a number of ms")
-        latency = int(text_value)
     if latency is None:
         raise HudiMetaError("an event-time compaction needs --threshold T or --data-latency D")
     return now_ms - latency
