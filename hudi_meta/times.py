@@ -41,7 +41,7 @@ def check_time_ms(ms: int, given: str | None = None) -> int:
 def time_ms(number: int) -> int:
     """A number as a time, by the rule event times follow (`number_to_epoch_ms`: below 1e11 epoch seconds,
     below 1e14 epoch milliseconds, else microseconds), from 1970 to 9999."""
-    return check_time_ms(number_to_epoch_ms(number), str(number))
+    return check_time_ms(number_to_epoch_ms(number), shown(number))
 
 
 def parse_time_ms(text: str) -> int:
@@ -71,10 +71,11 @@ def _epoch_ms(value: str) -> int | None:
 
 def duration_ms(ms: int, given: str | None = None) -> int:
     """`ms` when it lies from 0 to 100 years; `given` is how the user wrote it."""
+    given = given or f"{shown(ms)} ms"
     if ms < 0:
-        raise BadValueError(f"{given or f'{ms} ms'} is negative: a duration is at least 0")
+        raise BadValueError(f"{given} is negative: a duration is at least 0")
     if ms > MAX_DURATION_MS:
-        raise BadValueError(f"{given or f'{ms} ms'} is more than {MAX_DURATION_MS // _UNITS['d']}d (100 years)")
+        raise BadValueError(f"{given} is more than {MAX_DURATION_MS // _UNITS['d']}d (100 years)")
     return ms
 
 

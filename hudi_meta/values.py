@@ -27,7 +27,7 @@ FALSE_WORDS = ("false", "off", "0", "")
 def shown(value: object, limit: int = 40) -> str:
     """A value as an error message shows it: its repr, cut to `limit` characters."""
     text = repr(value)
-    return text if len(text) <= limit else text[: limit - 4] + "...'"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def ascii_integer(text: str) -> int | None:
@@ -44,7 +44,7 @@ def ascii_integer(text: str) -> int | None:
 def whole_in_range(value: int, low: int, high: int, given: str | None = None) -> int:
     """`value` when `low <= value <= high`; `given` is how the user wrote it (default: the number)."""
     if isinstance(value, bool) or not low <= value <= high:
-        raise BadValueError(f"expected a whole number from {low} to {high}, got {given or value}")
+        raise BadValueError(f"expected a whole number from {low} to {high}, got {given or shown(value)}")
     return value
 
 
