@@ -5,6 +5,12 @@ class HudiMetaError(Exception):
     """Base class for errors with a message a person can act on."""
 
 
+class BadValueError(HudiMetaError):
+    """A value a user typed (an option, a form or JSON field, a configuration key) that is not what it must be:
+    not a time, a duration out of range, non-ASCII digits. The message names the value, never the option: the
+    caller that knows where it came from names that."""
+
+
 class TableNotFoundError(HudiMetaError):
     """The given base path does not exist."""
 

@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.progress import Report, silent
 from hudi_meta.storage import storage_for
+from hudi_meta.table.bucket_index import check_buckets
 from hudi_meta.table.instant import Instant
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import create_table
@@ -34,6 +35,10 @@ class IngestOptions:
     block_format: str = "avro"
     min_event_time_header: bool = False
     spark_master: str = "local[2]"
+
+    def __post_init__(self) -> None:
+        """A bucket count no table holds is refused before anything is read or Spark starts."""
+        check_buckets(self.buckets)
 
 
 def read_input(spark: SparkSession, path: str) -> DataFrame:

@@ -1,56 +1,49 @@
 """Actions (need the UI token, see web/auth.py): schedule an event-time compaction, plan a clean (dry run:
 nothing is deleted), sync the freshness into the configured catalog. Each is served at
 `/tables/<id>/actions/<name>` (a form post: the result is shown on the page) and at
-`/api/v1/tables/<id>/actions/<name>` (JSON). Only the table the store registered is opened: its base path comes
-from the store, never from the request."""
+`/api/v1/tables/<id>/actions/<name>` (JSON). Every field is read in its own type (`common.Body`: JSON numbers and
+booleans, or a form's strings) and checked before the table is opened. Only the table the store registered is
+opened: its base path comes from the store, never from the request."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, abort, current_app, flash, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, flash, jsonify, redirect, render_template, url_for
 
 from hudi_meta.clean import check_cleanable, format_reports, run_clean
 from hudi_meta.compaction.schedule import MODES, ScheduleRequest, schedule_compaction
-from hudi_meta.errors import HudiMetaError
-from hudi_meta.planning.clean import CleanPolicy
+from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.planning.clean import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, policy_name
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
-from hudi_meta.times import format_time_ms, parse_duration_ms, parse_time_ms
+from hudi_meta.times import format_time_ms
+from hudi_meta.values import shown
 
 from . import store
 from .auth import action_required
-from .common import table_or_404, wants_json
+from .common import Body, action_body, now_ms, table_or_404, wants_json
 
 bp = Blueprint("actions", __name__)
-ACTIONS = ("schedule", "clean", "sync")
+Run = Callable[[HudiTable], dict[str, Any]]  # an action with its fields checked, waiting for its table
 
 
-def _field(name: str) -> str | None:
-    value = (request.form.get(name) or (request.get_json(silent=True) or {}).get(name) or "").strip()
-    return str(value) or None
-
-
-def _int_field(name: str) -> int | None:
-    value = _field(name)
-    if value is None:
-        return None
-    if not value.isdigit() or len(value) > 9:
-        raise HudiMetaError(f"{name} must be a whole number, got {value[:40]!r}")
-    return int(value)
-
-
-def _schedule(table: HudiTable) -> dict[str, Any]:
-    threshold, latency = _field("threshold"), _field("data_latency")
-    mode = _field("mode") or "symlink"
+def _schedule(body: Body) -> Run:
+    mode = body.text("mode") or "symlink"
     if mode not in MODES:
-        raise HudiMetaError(f"mode must be one of {', '.join(MODES)}")
+        raise BadValueError(f"mode: expected one of {', '.join(MODES)}, got {shown(mode)}")
     request_ = ScheduleRequest(
-        threshold_ms=parse_time_ms(threshold) if threshold else None,
-        data_latency_ms=parse_duration_ms(latency) if latency else None,
+        threshold_ms=body.time_ms("threshold"),
+        data_latency_ms=body.duration_ms("data_latency"),
         mode=mode,
-        exact=_field("exact") in ("on", "true", "1"),
+        exact=body.flag("exact"),
     )
+    request_.validate(now_ms())
+    return lambda table: _scheduled(table, request_)
+
+
+def _scheduled(table: HudiTable, request_: ScheduleRequest) -> dict[str, Any]:
     result = schedule_compaction(store.engine(), table, request_)
     plan = result.plan
     out = {
@@ -71,39 +64,61 @@ def _schedule(table: HudiTable) -> dict[str, Any]:
     return out
 
 
-def _clean(table: HudiTable) -> dict[str, Any]:
-    policy = CleanPolicy.from_properties(
-        table.config.props, _field("policy"), _int_field("retained"), _int_field("hours")
-    )
+def _clean(body: Body) -> Run:
+    policy = body.text("policy")
+    if policy is not None:
+        try:
+            policy = policy_name(policy)
+        except HudiMetaError as e:
+            raise BadValueError(f"policy: {e}") from None
+    retained = body.whole("retained", 0, MAX_RETAINED)
+    hours = body.whole("hours", 0, MAX_HOURS_RETAINED)
+    return lambda table: _cleaned(table, CleanPolicy.from_properties(table.config.props, policy, retained, hours))
+
+
+def _cleaned(table: HudiTable, policy: CleanPolicy) -> dict[str, Any]:
     check_cleanable(table)
     outcome = run_clean(store.engine(), table, policy, execute=False)
     summary = outcome.plan.summary if outcome.plan is not None else outcome.note or "nothing to clean"
     return {"message": f"clean plan (dry run, nothing deleted): {summary}", "files": format_reports(outcome.reports)}
 
 
-def _sync(table: HudiTable) -> dict[str, Any]:
+def _sync(body: Body) -> Run:
     catalog = current_app.config.get("CATALOG")
     if not catalog:
         raise HudiMetaError("no catalog is configured for this UI: sync is not available")
-    report = sync_recorded(store.engine(), table, SyncTarget(**catalog))
+    target = SyncTarget(**catalog)
+    target.validate()
+    return lambda table: _synced(table, target)
+
+
+def _synced(table: HudiTable, target: SyncTarget) -> dict[str, Any]:
+    report = sync_recorded(store.engine(), table, target)
     changes = len(report.actions)
     message = f"synced {', '.join(report.tables)}: {changes} changes" if changes else "catalog up to date"
     return {"message": message, **report.as_dict()}
 
 
-RUNNERS = {"schedule": _schedule, "clean": _clean, "sync": _sync}
+# each action: the fields it takes, and what checks them (before its table is opened) into a run
+ACTIONS: dict[str, tuple[tuple[str, ...], Callable[[Body], Run]]] = {
+    "schedule": (("threshold", "data_latency", "mode", "exact"), _schedule),
+    "clean": (("policy", "retained", "hours"), _clean),
+    "sync": ((), _sync),
+}
 
 
 @bp.post("/tables/<int:table_id>/actions/<name>")
 @bp.post("/api/v1/tables/<int:table_id>/actions/<name>", endpoint="act_api")
 @action_required
 def act(table_id: int, name: str) -> Any:
-    if name not in RUNNERS:
+    if name not in ACTIONS:
         abort(404, f"no action {name!r} ({', '.join(ACTIONS)})")
     row = table_or_404(table_id)
     try:
+        fields, check = ACTIONS[name]
+        run = check(action_body(fields))  # every field, before anything is read or written
         options = (current_app.config.get("STORAGE_OPTIONS") or {}).get(row.base_path)
-        result = RUNNERS[name](HudiTable.open(row.base_path, options))
+        result = run(HudiTable.open(row.base_path, options))
     except HudiMetaError as e:
         if wants_json():
             abort(400, str(e))

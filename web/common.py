@@ -1,26 +1,32 @@
 """What every blueprint shares: the table a URL names (404 when the store has none), page and filter
-arguments checked once, template filters for times and sizes, and errors as HTML pages or, under `/api/`,
-as JSON with the status code."""
+arguments checked once, an action's body fields read in their own types, template filters for times and sizes,
+and errors as HTML pages or, under `/api/`, as JSON with the status code."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from flask import Flask, abort, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
+from hudi_meta.errors import BadValueError
 from hudi_meta.index import browse
-from hudi_meta.index.browse import Page, TableRow
+from hudi_meta.index.browse import MAX_PAGE_SIZE, Page, TableRow
 from hudi_meta.table.config import timeline_zone
-from hudi_meta.times import format_time_ms
+from hudi_meta.times import duration_ms, format_time_ms, parse_duration_ms, parse_time_ms, time_ms
+from hudi_meta.values import parse_flag, parse_whole, shown, whole_in_range
 
 from . import store
+from .auth import CSRF_KEY
 from .state import StateCache, TableState
 
-INSTANT_RE = re.compile(r"^\d{14,17}$")
+INSTANT_RE = re.compile(r"^[0-9]{14,17}$")
 MAX_TEXT = 1024  # the longest partition path or file name the store holds
+MAX_PAGE = 999_999_999
+T = TypeVar("T")
 
 
 def now_ms() -> int:
@@ -45,21 +51,22 @@ def zone_of(table: TableRow) -> dt.tzinfo:
 
 def page_arg() -> Page:
     """`?page=N&page_size=M` (page_size defaults to the app's PAGE_SIZE)."""
-    number = _int_arg("page", 1)
-    size = _int_arg("page_size", int(current_app.config["PAGE_SIZE"]))
+    number = _int_arg("page", 1, MAX_PAGE)
+    size = _int_arg("page_size", int(current_app.config["PAGE_SIZE"]), MAX_PAGE_SIZE)
     try:
         return Page(number, size)
     except ValueError as e:
         abort(400, str(e))
 
 
-def _int_arg(name: str, default: int) -> int:
+def _int_arg(name: str, default: int, high: int) -> int:
     text = request.args.get(name)
     if text is None or text == "":
         return default
-    if not text.isdigit() or len(text) > 9:
-        abort(400, f"{name} must be a whole number, got {text[:40]!r}")
-    return int(text)
+    try:
+        return parse_whole(text, 1, high)
+    except BadValueError as e:
+        abort(400, f"{name}: {e}")
 
 
 def text_arg(name: str, required: bool = False) -> str | None:
@@ -103,6 +110,87 @@ def instant_or_404(instant: str) -> str:
     if not INSTANT_RE.match(instant):
         abort(404, f"not an instant time: {instant[:40]!r}")
     return instant
+
+
+class Body:
+    """An action's fields, each read in its own type: a JSON object's numbers and booleans as they are (and
+    strings as a form posts them), a form's strings; absent, null and empty mean not given. A bad value is one
+    `BadValueError` line naming the field."""
+
+    def __init__(self, values: Mapping[str, object]) -> None:
+        self.values = values
+
+    def _read(
+        self, name: str, what: str, kind: type | None, typed: Callable[[Any], T], text: Callable[[str], T]
+    ) -> T | None:
+        """The field through `text` (a string) or `typed` (a JSON value of type `kind`); None: not given."""
+        value = self.values.get(name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        try:
+            if isinstance(value, str):
+                return text(value)
+            if kind is not None and isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+                return typed(value)
+        except BadValueError as e:
+            raise BadValueError(f"{name}: {e}") from None
+        raise BadValueError(f"{name}: expected {what}, got {_json_kind(value)}")
+
+    def time_ms(self, name: str) -> int | None:
+        """Epoch ms: an ISO-8601 string, or a number read by the rule every time follows (`times.time_ms`)."""
+        return self._read(name, "an ISO-8601 string or epoch milliseconds", int, time_ms, parse_time_ms)
+
+    def duration_ms(self, name: str) -> int | None:
+        """A duration: a string such as `30m`, or a number of milliseconds."""
+        return self._read(name, 'a duration such as "30m" or milliseconds', int, duration_ms, parse_duration_ms)
+
+    def whole(self, name: str, low: int, high: int) -> int | None:
+        """A whole number from `low` to `high`: a JSON number without a fraction, or its digits."""
+        return self._read(
+            name,
+            f"a whole number from {low} to {high}",
+            int,
+            lambda n: whole_in_range(n, low, high),
+            lambda text: parse_whole(text, low, high),
+        )
+
+    def flag(self, name: str) -> bool:
+        """A yes/no: a JSON boolean, or a form's checkbox (`on`) and its spellings (`values.parse_flag`)."""
+        return self._read(name, "true or false", bool, bool, parse_flag) or False
+
+    def text(self, name: str) -> str | None:
+        """A string, as given."""
+        return self._read(name, "a string", None, str, str)
+
+
+def _json_kind(value: object) -> str:
+    """A value as JSON spells it, for messages: `true`, `2.5`, a list, an object."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return f"the string {shown(value)}"
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def action_body(fields: tuple[str, ...]) -> Body:
+    """The request's fields: a JSON object (Content-Type application/json) or a form post (its CSRF token aside);
+    a body that is not an object and a field the action does not take are refused."""
+    if request.is_json:
+        data = request.get_json(silent=True)
+        if data is None and request.get_data():
+            raise BadValueError("the body is not valid JSON")
+        if data is not None and not isinstance(data, dict):
+            raise BadValueError(f"the body must be a JSON object, got {_json_kind(data)}")
+        values: Mapping[str, object] = data or {}
+    else:
+        values = {k: v for k, v in request.form.items() if k != CSRF_KEY}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        takes = ", ".join(fields) or "no fields"
+        raise BadValueError(f"unknown field {shown(unknown[0])} (this action takes {takes})")
+    return Body(values)
 
 
 def _time(ms: int | None) -> str:

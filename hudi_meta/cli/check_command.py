@@ -16,7 +16,7 @@ from collections import Counter
 from sqlalchemy import Engine
 
 from hudi_meta.check import check_table
-from hudi_meta.cli.common import Subparsers, add_command, open_store, store_label
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store, store_label
 from hudi_meta.cli.output import write_json
 from hudi_meta.index.db import DB_ENV, make_engine, resolve_db_url
 from hudi_meta.index.migrate import current_revision
@@ -34,7 +34,7 @@ def add_commands(sub: Subparsers) -> None:
         sub, "check", check_command, "check a table's files, links, plans and freshness, and the index against them"
     )
     check.epilog = KINDS_HELP
-    check.add_argument("table", help="table base path")
+    check.add_argument("table", type=TEXT, help="table base path")
     check.add_argument("--json", action="store_true", help="a JSON array, one object per finding")
     check.add_argument("--no-index", action="store_true", help="skip the index drift check (no fresh index)")
 

@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from hudi_meta.clean import check_cleanable, format_reports, run_clean
-from hudi_meta.cli.common import Choice, Subparsers, add_command, open_store
+from hudi_meta.cli.common import TEXT, Choice, Subparsers, add_command, open_store, whole
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.cli.progress import terminal_progress
-from hudi_meta.planning.clean import POLICIES, CleanPolicy
+from hudi_meta.planning.clean import MAX_HOURS_RETAINED, MAX_RETAINED, POLICIES, CleanPolicy
 from hudi_meta.table.table import HudiTable
 
 # Hudi spells policies as enum names (`hoodie.clean.policy=KEEP_LATEST_COMMITS`); Choice folds them to ours
@@ -21,7 +21,7 @@ def add_commands(sub: Subparsers) -> None:
     clean = add_command(
         sub, "clean", clean_command, "plan (dry run) or --execute a clean that keeps every file a live link needs"
     )
-    clean.add_argument("table", help="table base path")
+    clean.add_argument("table", type=TEXT, help="table base path")
     clean.add_argument(
         "--policy",
         type=POLICY,
@@ -31,12 +31,14 @@ def add_commands(sub: Subparsers) -> None:
     )
     clean.add_argument(
         "--retained",
-        type=int,
+        type=whole(0, MAX_RETAINED),
         help="commits (keep-latest-commits) or file versions (keep-latest-file-versions) to retain (default: "
         "hoodie.clean.commits.retained, 10, or hoodie.clean.fileversions.retained, 3)",
     )
     clean.add_argument(
-        "--hours", type=int, help="hours to retain, keep-latest-by-hours (default: hoodie.clean.hours.retained, 24)"
+        "--hours",
+        type=whole(0, MAX_HOURS_RETAINED),
+        help="hours to retain, keep-latest-by-hours (default: hoodie.clean.hours.retained, 24)",
     )
     clean.add_argument("--execute", action="store_true", help="write the clean instants and delete the files")
     clean.add_argument("--json", action="store_true", help="a JSON array, one object per file")

@@ -1,5 +1,6 @@
-"""What every command group shares: the parser class, value spellings with Hudi's names as aliases, the
-metadata store opened with errors that name it, and the check for the Spark extra."""
+"""What every command group shares: the parser class, value spellings with Hudi's names as aliases, argument
+types from the shared value parsers, the metadata store opened with errors that name it, and the check for the
+Spark extra."""
 
 from __future__ import annotations
 
@@ -8,16 +9,18 @@ import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import BadValueError, HudiMetaError
 from hudi_meta.index.db import make_engine, resolve_db_url
 from hudi_meta.index.migrate import current_revision, head_revision, upgrade
 from hudi_meta.sync.catalog import HIVE_EXTRA
+from hudi_meta.times import parse_duration_ms, parse_point, parse_time_ms
+from hudi_meta.values import parse_instant_time, parse_share, parse_text, parse_whole, shown
 
 EXIT_USAGE = 2
 SPARK_EXTRA = "pip install 'hudi-meta[spark]'"
@@ -26,6 +29,7 @@ HIVE_MODULES = ("pymetastore", "pyhive", "tenacity")  # what the `hive` extra in
 
 Command = Callable[[argparse.Namespace], int]
 Subparsers = Any  # argparse's _SubParsersAction (private generic)
+T = TypeVar("T")
 
 
 class Parser(argparse.ArgumentParser):
@@ -77,6 +81,34 @@ class Choice:
 
 def _fold(text: str) -> str:
     return text.strip().lower().replace("_", "-")
+
+
+def arg_type(parse: Callable[[str], T], name: str) -> Callable[[str], T]:
+    """An argparse `type` from a value parser: every argument is parsed and range-checked while the command line
+    is read, before a command opens a store or a table, and a bad one is argparse's one line naming the option
+    (`argument --threshold: not a time: ...`), exit 2."""
+
+    def convert(text: str) -> T:
+        try:
+            return parse(text)
+        except BadValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = name  # argparse names the type in messages for other errors
+    return convert
+
+
+def whole(low: int, high: int) -> Callable[[str], int]:
+    """A whole number from `low` to `high` (ASCII digits)."""
+    return arg_type(lambda text: parse_whole(text, low, high), "whole number")
+
+
+TEXT = arg_type(parse_text, "text")  # paths, URLs, field names: not empty
+TIME = arg_type(parse_time_ms, "time")  # epoch ms, from 1970 to 9999
+POINT = arg_type(parse_point, "time or instant")  # --begin/--end/--as-of, placed in the table's zone later
+DURATION = arg_type(parse_duration_ms, "duration")  # ms, at most 100 years
+SHARE = arg_type(parse_share, "share")
+INSTANT = arg_type(parse_instant_time, "instant time")
 
 
 def store_label(url: str) -> str:
@@ -146,8 +178,12 @@ def require_hive(what: str) -> None:
         raise HudiMetaError(f"{what} needs the catalog clients ({', '.join(missing)} not installed): {HIVE_EXTRA}")
 
 
-def split_columns(text: str | None) -> list[str] | None:
-    if not text:
-        return None
+def parse_columns(text: str) -> list[str]:
+    """`--columns a,b`: the names, at least one (an empty list is a mistake, not "every column")."""
     columns = [c.strip() for c in text.split(",") if c.strip()]
-    return columns or None
+    if not columns:
+        raise BadValueError(f"expected comma-separated column names, got {shown(text)}")
+    return columns
+
+
+COLUMNS = arg_type(parse_columns, "columns")

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from hudi_meta.cli.common import Subparsers, add_command, open_store
+from hudi_meta.cli.common import INSTANT, TEXT, Subparsers, add_command, open_store
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.compaction.admin import published_threshold, repair, validate
 from hudi_meta.compaction.unschedule import unschedule_compaction
@@ -38,28 +38,28 @@ COLUMNS = ("operation", "source", "target", "done", "error")
 def add_subcommands(csub: Subparsers) -> None:
     """`compaction unschedule|validate|repair` (called by the `compaction` group)."""
     unschedule = add_command(csub, "unschedule", unschedule_command, "take back a pending compaction plan")
-    unschedule.add_argument("table", help="table base path")
-    unschedule.add_argument("instant", help="the compaction instant")
+    unschedule.add_argument("table", type=TEXT, help="table base path")
+    unschedule.add_argument("instant", type=INSTANT, help="the compaction instant")
     _dry_run_and_json(unschedule)
 
     check = add_command(csub, "validate", validate_command, "report whether pending compactions can still run")
-    check.add_argument("table", help="table base path")
+    check.add_argument("table", type=TEXT, help="table base path")
     check.add_argument(
-        "instant", nargs="?", help="a compaction or a slice to check (default: every pending compaction)"
+        "instant", nargs="?", type=INSTANT, help="a compaction or a slice to check (default: every pending compaction)"
     )
     check.add_argument("--json", action="store_true", help="a JSON array, one object per row")
 
     fix = add_command(csub, "repair", repair_command, "fix what `compaction validate` finds")
-    fix.add_argument("table", help="table base path")
-    fix.add_argument("instant", help="the compaction (or slice) to repair")
+    fix.add_argument("table", type=TEXT, help="table base path")
+    fix.add_argument("instant", type=INSTANT, help="the compaction (or slice) to repair")
     _dry_run_and_json(fix)
 
 
 def add_commands(sub: Subparsers) -> None:
     """The top-level `rollback` command."""
     rollback = add_command(sub, "rollback", rollback_command, "roll back a failed write or a compaction")
-    rollback.add_argument("table", help="table base path")
-    rollback.add_argument("instant", help="the instant to roll back")
+    rollback.add_argument("table", type=TEXT, help="table base path")
+    rollback.add_argument("instant", type=INSTANT, help="the instant to roll back")
     rollback.add_argument(
         "--completed-compaction",
         action="store_true",

@@ -7,7 +7,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hudi_meta.cli import compaction_admin_commands
-from hudi_meta.cli.common import Choice, Subparsers, add_command, open_store, require_spark
+from hudi_meta.cli.common import (
+    INSTANT,
+    TEXT,
+    Choice,
+    Subparsers,
+    add_command,
+    arg_type,
+    open_store,
+    require_spark,
+)
 from hudi_meta.cli.output import write_json
 from hudi_meta.cli.progress import terminal_progress
 from hudi_meta.compaction.run import MapTasks, event_time_field, oldest_pending, run_compaction
@@ -17,6 +26,8 @@ from hudi_meta.compaction.schedule import (
     MAX_DELTA_SECONDS,
     MODES,
     ScheduleRequest,
+    check_data_latency,
+    check_threshold,
     schedule_compaction,
 )
 from hudi_meta.errors import HudiMetaError
@@ -48,6 +59,9 @@ STRATEGY = Choice.of(
 TRIGGER = Choice.of(tuple(triggers.NAMES), triggers.SHORT_NAMES)
 MODE = Choice.of(MODES)
 ENGINE = Choice.of(("spark", "local"))
+# checked against now while the command line is read: a threshold from 1970 to now, T = now - D after 1970
+THRESHOLD = arg_type(lambda text: check_threshold(parse_time_ms(text), now_ms()), "threshold")
+DATA_LATENCY = arg_type(lambda text: check_data_latency(parse_duration_ms(text), now_ms()), "data latency")
 
 
 def add_commands(sub: Subparsers) -> None:
@@ -55,11 +69,13 @@ def add_commands(sub: Subparsers) -> None:
     csub = compaction.add_subparsers(dest="compaction_command", required=True, parser_class=type(compaction))
 
     schedule = add_command(csub, "schedule", schedule_command, "plan a compaction from the index")
-    schedule.add_argument("table", help="table base path")
+    schedule.add_argument("table", type=TEXT, help="table base path")
     when = schedule.add_mutually_exclusive_group()
-    when.add_argument("--threshold", help="event time T (ISO-8601 or epoch ms)")
+    when.add_argument("--threshold", type=THRESHOLD, help="event time T (ISO-8601 or epoch ms), from 1970 to now")
     when.add_argument(
-        "--data-latency", help="T = now - D, e.g. 30m, 2h (default: hoodie.compaction.event.time.data.latency)"
+        "--data-latency",
+        type=DATA_LATENCY,
+        help="T = now - D, e.g. 30m, 2h (default: hoodie.compaction.event.time.data.latency)",
     )
     MODE.add(schedule, "--mode", "symlink", "how leftover log files reach the new slice")
     schedule.add_argument("--exact", action="store_true", help="records after T stay out of the base file")
@@ -75,17 +91,17 @@ def add_commands(sub: Subparsers) -> None:
     schedule.add_argument("--json", action="store_true", help="print the result as a JSON array of one object")
 
     run = add_command(csub, "run", run_command, "execute a pending compaction")
-    run.add_argument("table", help="table base path")
-    run.add_argument("--instant", help="the compaction instant to run (default: the oldest pending one)")
-    run.add_argument("--spark-master", default="local[2]", help="Spark master URL (--engine spark)")
+    run.add_argument("table", type=TEXT, help="table base path")
+    run.add_argument("--instant", type=INSTANT, help="the compaction instant to run (default: the oldest pending one)")
+    run.add_argument("--spark-master", type=TEXT, default="local[2]", help="Spark master URL (--engine spark)")
     ENGINE.add(run, "--engine", "spark", "spark: tasks on Spark; local: in this process")
     compaction_admin_commands.add_subcommands(csub)
 
 
 def schedule_command(args: argparse.Namespace) -> int:
     request = ScheduleRequest(
-        threshold_ms=parse_time_ms(args.threshold) if args.threshold else None,
-        data_latency_ms=parse_duration_ms(args.data_latency) if args.data_latency else None,
+        threshold_ms=args.threshold,
+        data_latency_ms=args.data_latency,
         mode=args.mode,
         exact=args.exact,
         strategy=args.strategy,
@@ -94,7 +110,7 @@ def schedule_command(args: argparse.Namespace) -> int:
         max_delta_commits=args.max_delta_commits,
         max_delta_seconds=args.max_delta_seconds,
     )
-    request.validate(now_ms())  # before the table or the store is opened (a new SQLite store would be made)
+    request.validate(now_ms())  # the options together, before the table or the store is opened
     table = HudiTable.open(args.table)
     result = schedule_compaction(open_store(args.db), table, request)
     plan = result.plan
@@ -121,7 +137,7 @@ def schedule_command(args: argparse.Namespace) -> int:
 def pending_instant(table: HudiTable, instant: str | None) -> str:
     """The compaction to run, refused as `run_compaction` would refuse it, but before an engine starts."""
     check_compactable(table)
-    instant = instant or oldest_pending(table)
+    instant = instant if instant is not None else oldest_pending(table)
     state = table.timeline.instant(instant)
     if state is None or not table.timeline.is_compaction(instant):
         raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")

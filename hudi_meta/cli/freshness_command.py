@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from hudi_meta.cli.common import Subparsers, add_command, open_store
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store
 from hudi_meta.cli.output import write_json
 from hudi_meta.freshness import Freshness
 from hudi_meta.index.freshness_inputs import indexed_freshness
@@ -22,7 +22,7 @@ def add_commands(sub: Subparsers) -> None:
     cmd = add_command(
         sub, "freshness", freshness_command, "what the read-optimized view holds: threshold, watermark, late data"
     )
-    cmd.add_argument("table", help="table base path")
+    cmd.add_argument("table", type=TEXT, help="table base path")
     cmd.add_argument("--json", action="store_true", help="one JSON object (times in epoch milliseconds)")
 
 

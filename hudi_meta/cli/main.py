@@ -45,7 +45,7 @@ from hudi_meta.cli import (
     store_commands,
     sync_command,
 )
-from hudi_meta.cli.common import EXIT_USAGE, HelpFormatter, Parser, store_label
+from hudi_meta.cli.common import EXIT_USAGE, TEXT, HelpFormatter, Parser, store_label
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import DB_ENV, resolve_db_url
 
@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     parser.add_argument(
-        "--db", help=f"metadata store URL or SQLite file (default: ${DB_ENV}, else a SQLite file in the data folder)"
+        "--db",
+        type=TEXT,
+        help=f"metadata store URL or SQLite file (default: ${DB_ENV}, else a SQLite file in the data folder)",
     )
     parser.add_argument("--debug", action="store_true", help="print the traceback of any error on stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")

@@ -7,7 +7,7 @@ import argparse
 import datetime as dt
 import sys
 
-from hudi_meta.cli.common import Subparsers, add_command, open_store
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.metrics import render
@@ -17,7 +17,7 @@ from hudi_meta.table.table import HudiTable
 
 def add_commands(sub: Subparsers) -> None:
     cmd = add_command(sub, "metrics", metrics_command, "the table's metrics in the Prometheus text format")
-    cmd.add_argument("table", help="table base path")
+    cmd.add_argument("table", type=TEXT, help="table base path")
 
 
 def metrics_command(args: argparse.Namespace) -> int:

@@ -9,13 +9,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_meta.cli.common import Choice, Subparsers, add_command, split_columns
+from hudi_meta.cli.common import COLUMNS, POINT, TEXT, TIME, Choice, Subparsers, add_command
 from hudi_meta.cli.freshness_command import table_freshness
 from hudi_meta.cli.output import write_jsonl, write_table_stream
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.freshness import view_for_complete_before
 from hudi_meta.table.table import QUERIES, HudiTable, Query
-from hudi_meta.times import parse_time_ms
 
 # Hudi's `hoodie.datasource.query.type` values are accepted as they are spelt there
 QUERY = Choice.of(QUERIES, {"read_optimized": "ro", "read-optimized": "ro", "time_travel": "time-travel"})
@@ -26,15 +25,18 @@ BATCH_ROWS = 1024  # rows turned into Python objects at a time
 
 def add_commands(sub: Subparsers) -> None:
     read = add_command(sub, "read", read_command, "read a table's records")
-    read.add_argument("table", help="table base path or URI")
+    read.add_argument("table", type=TEXT, help="table base path or URI")
     QUERY.add(read, "--query", "snapshot", "query type (read_optimized is accepted for ro)")
     FORMAT.add(read, "--format", "jsonl", "jsonl: one JSON object per record; table: aligned text")
-    read.add_argument("--columns", help="comma-separated columns to return (default: all)")
-    read.add_argument("--begin", help="incremental: records committed after this time or instant")
-    read.add_argument("--end", help="incremental: records committed up to this time or instant (default: latest)")
-    read.add_argument("--as-of", help="time-travel: the table as of this time or instant")
+    read.add_argument("--columns", type=COLUMNS, help="comma-separated columns to return (default: all)")
+    read.add_argument("--begin", type=POINT, help="incremental: records committed after this time or instant")
+    read.add_argument(
+        "--end", type=POINT, help="incremental: records committed up to this time or instant (default: latest)"
+    )
+    read.add_argument("--as-of", type=POINT, help="time-travel: the table as of this time or instant")
     read.add_argument(
         "--complete-before",
+        type=TIME,
         metavar="T",
         help="ro: read RO only if it holds all data with event time before T (ISO-8601 or epoch ms), else the "
         "snapshot view, saying so on stderr",
@@ -44,21 +46,20 @@ def add_commands(sub: Subparsers) -> None:
 
 def read_command(args: argparse.Namespace) -> int:
     query = Query(args.query, begin=args.begin, end=args.end, as_of=args.as_of)
-    table = HudiTable.open(args.table)
     if args.strict and args.complete_before is None:
         raise HudiMetaError("--strict goes with --complete-before")
+    if args.complete_before is not None and query.kind != "ro":
+        raise HudiMetaError("--complete-before goes with --query ro")
+    table = HudiTable.open(args.table)
     if args.complete_before is not None:
-        if query.kind != "ro":
-            raise HudiMetaError("--complete-before goes with --query ro")
-        complete_before = parse_time_ms(args.complete_before)
-        short = view_for_complete_before(table_freshness(args.db, args.table), complete_before)
+        short = view_for_complete_before(table_freshness(args.db, args.table), args.complete_before)
         if short is not None:
             if args.strict:
                 print(f"hudi-meta: {short}", file=sys.stderr)
                 return EXIT_NOT_FRESH
             print(f"hudi-meta: {short}: reading the snapshot view instead", file=sys.stderr)
             query = Query("snapshot")
-    slices = table.iter_read(query, split_columns(args.columns))
+    slices = table.iter_read(query, args.columns)
     if args.format == "jsonl":
         write_jsonl(row for rows in _row_batches(slices) for row in rows)
     else:

@@ -23,46 +23,39 @@ import threading
 
 from sqlalchemy import Engine
 
-from hudi_meta.cli.common import Subparsers, add_command, open_store
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store, whole
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.service.config import CONFIG_ENV, TOKEN_ENV, ServiceConfig, UiSettings, config_path, load_config
 from hudi_meta.service.loop import Service
 from hudi_meta.service.runner import make_runner
 from hudi_meta.sync.catalog import MODES
+from hudi_meta.sync.recorded import SyncTarget
 
 WEB_EXTRA = "pip install 'hudi-meta[web]'"
 WEB_MODULES = ("flask", "waitress")
 
 
-def port_number(text: str) -> int:
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port from 0 (any free one) to 65535, got {text!r}")
-    return int(text)
-
-
-def thread_count(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 64:
-        raise argparse.ArgumentTypeError(f"expected 1 to 64 threads, got {text!r}")
-    return int(text)
+PORT = whole(0, 65535)  # 0: any free port
+THREADS = whole(1, 64)
 
 
 def add_commands(sub: Subparsers) -> None:
     cmd = add_command(sub, "serve", serve_command, "serve the web UI, its JSON API and /metrics (and the service)")
     cmd.add_argument(
-        "--config", help=f"service configuration (TOML) to run the loop over its tables (default: ${CONFIG_ENV})"
+        "--config",
+        type=TEXT,
+        help=f"service configuration (TOML) to run the loop over its tables (default: ${CONFIG_ENV})",
     )
-    cmd.add_argument("--host", help="address to listen on (default: the config's [ui] host, else 127.0.0.1)")
-    cmd.add_argument(
-        "--port", type=port_number, help="port to listen on, 0 for any free one (default: [ui] port, else 8080)"
-    )
-    cmd.add_argument("--threads", type=thread_count, default=8, help="request threads")
+    cmd.add_argument("--host", type=TEXT, help="address to listen on (default: the config's [ui] host, else 127.0.0.1)")
+    cmd.add_argument("--port", type=PORT, help="port to listen on, 0 for any free one (default: [ui] port, else 8080)")
+    cmd.add_argument("--threads", type=THREADS, default=8, help="request threads")
     cmd.add_argument("--sync-mode", choices=MODES, help="catalog for the UI's 'sync now' action")
-    cmd.add_argument("--sync-uri", help="its URI: thrift://host:9083 (hms) or host:10000 (hiveserver2)")
+    cmd.add_argument("--sync-uri", type=TEXT, help="its URI: thrift://host:9083 (hms) or host:10000 (hiveserver2)")
 
     config = add_command(sub, "config", None, "service configuration files")
     csub = config.add_subparsers(dest="config_command", required=True, metavar="COMMAND")
     check = add_command(csub, "check", config_check_command, "read and check a configuration file")
-    check.add_argument("file", help="the TOML file")
+    check.add_argument("file", type=TEXT, help="the TOML file")
 
 
 def require_web() -> None:
@@ -93,6 +86,8 @@ def serve_command(args: argparse.Namespace) -> int:
     require_web()
     if (args.sync_mode is None) != (args.sync_uri is None):
         raise HudiMetaError("--sync-mode and --sync-uri go together")
+    if args.sync_mode is not None:
+        SyncTarget(args.sync_mode, args.sync_uri).validate(labels=("--sync-uri", "database", "table name"))
     config = load_config(config_path(args.config)) if args.config or os.environ.get(CONFIG_ENV) else None
     from waitress import serve
     from waitress.server import create_server
@@ -107,11 +102,16 @@ def serve_command(args: argparse.Namespace) -> int:
     if catalog is None and config is not None and config.catalog is not None:
         c = config.catalog
         catalog = {"mode": c.mode, "uri": c.uri, "database": c.database, "timeout_s": c.timeout_s}
-    engine = open_store(store)
-    options = {t.path: t.storage_options for t in config.tables} if config is not None else {}
-    settings = {"STORE_URL": store, "UI_TOKEN": ui.token, "CATALOG": catalog, "STORAGE_OPTIONS": options}
-    app = create_app(settings) if ui.enabled else None
-    sock = listening_socket(host, port) if app is not None else None
+    sock = listening_socket(host, port) if ui.enabled else None  # a bad address is said before the store opens
+    try:
+        engine = open_store(store)
+        options = {t.path: t.storage_options for t in config.tables} if config is not None else {}
+        settings = {"STORE_URL": store, "UI_TOKEN": ui.token, "CATALOG": catalog, "STORAGE_OPTIONS": options}
+        app = create_app(settings) if ui.enabled else None
+    except BaseException:
+        if sock is not None:
+            sock.close()
+        raise
     if sock is not None:
         bound_host, bound_port = sock.getsockname()[:2]
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host

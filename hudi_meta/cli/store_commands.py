@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hudi_meta.cli.common import Subparsers, add_command, open_store, store_label
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store, store_label, whole
 from hudi_meta.cli.output import write_json, write_rows
 from hudi_meta.cli.progress import terminal_progress
 from hudi_meta.cli.show import SHOW_FROM_FILES
@@ -16,26 +16,31 @@ from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import SHOW_FROM_INDEX
 from hudi_meta.index.registry import register_table, table_id_of
 from hudi_meta.table.table import HudiTable
+from hudi_meta.values import JAVA_INT_MAX
 
 
 def add_commands(sub: Subparsers) -> None:
     add_command(sub, "init-db", init_db, "create or upgrade the metadata store schema")
 
     register = add_command(sub, "register", register_command, "register a table in the metadata store")
-    register.add_argument("table", help="table base path or URI")
+    register.add_argument("table", type=TEXT, help="table base path or URI")
     register.add_argument(
-        "--event-time-field", help="record field holding the event time (default: the table's own setting)"
+        "--event-time-field", type=TEXT, help="record field holding the event time (default: the table's own setting)"
     )
 
     index = add_command(sub, "index", index_command, "index a table incrementally (registers it on first use)")
-    index.add_argument("table", help="table base path or URI")
-    index.add_argument("--event-time-field", help="record field holding the event time (default: as registered)")
+    index.add_argument("table", type=TEXT, help="table base path or URI")
+    index.add_argument(
+        "--event-time-field", type=TEXT, help="record field holding the event time (default: as registered)"
+    )
     index.add_argument("--json", action="store_true", help="print the run's counters as JSON")
-    index.add_argument("--batch-files", type=int, default=200, help="log files scanned per transaction")
+    index.add_argument(
+        "--batch-files", type=whole(1, JAVA_INT_MAX), default=200, help="log files scanned per transaction"
+    )
 
     show = add_command(sub, "show", show_command, "show a table's timeline, slices, blocks, plans or links")
     show.add_argument("what", choices=sorted(SHOW_FROM_INDEX), help="what to show")
-    show.add_argument("table", help="table base path or URI")
+    show.add_argument("table", type=TEXT, help="table base path or URI")
     show.add_argument("--json", action="store_true", help="a JSON array, one object per row")
     show.add_argument(
         "--from-files",
@@ -60,8 +65,6 @@ def register_command(args: argparse.Namespace) -> int:
 
 
 def index_command(args: argparse.Namespace) -> int:
-    if args.batch_files < 1:
-        raise HudiMetaError("--batch-files must be at least 1")
     table = HudiTable.open(args.table)
     with terminal_progress(not args.json) as progress:
         indexer = Indexer(open_store(args.db), table, batch_files=args.batch_files, progress=progress)

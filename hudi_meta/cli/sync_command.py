@@ -9,31 +9,29 @@ from __future__ import annotations
 
 import argparse
 
-from hudi_meta.cli.common import Subparsers, add_command, open_store
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, arg_type, open_store
 from hudi_meta.cli.output import write_json
 from hudi_meta.sync.catalog import MODES
-from hudi_meta.sync.recorded import SyncTarget, sync_recorded
+from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S, SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
+from hudi_meta.values import parse_identifier, parse_seconds
 
-
-def positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError(f"expected seconds between 0 and 3600, got {text}")
-    return value
+TIMEOUT = arg_type(lambda text: parse_seconds(text, MIN_TIMEOUT_S, MAX_TIMEOUT_S), "seconds")
+IDENTIFIER = arg_type(parse_identifier, "name")
 
 
 def add_commands(sub: Subparsers) -> None:
     cmd = add_command(sub, "sync", sync_command, "publish the read-optimized freshness to a Hive metastore")
-    cmd.add_argument("table", help="table base path")
+    cmd.add_argument("table", type=TEXT, help="table base path")
     cmd.add_argument("--mode", required=True, choices=MODES, help="hms: metastore Thrift; hiveserver2: SQL (PyHive)")
-    cmd.add_argument("--uri", required=True, help="thrift://host:9083 (hms) or host:10000 (hiveserver2)")
-    cmd.add_argument("--database", help="database (default: the table's hoodie.database.name, else default)")
-    cmd.add_argument("--table", dest="name", help="register as NAME_ro and NAME_rt (default: hoodie.table.name)")
-    cmd.add_argument("--timeout", type=positive_seconds, default=30.0, help="seconds to wait for each catalog call")
+    cmd.add_argument("--uri", type=TEXT, required=True, help="thrift://host:9083 (hms) or host:10000 (hiveserver2)")
+    cmd.add_argument(
+        "--database", type=IDENTIFIER, help="database (default: the table's hoodie.database.name, else default)"
+    )
+    cmd.add_argument(
+        "--table", dest="name", type=IDENTIFIER, help="register as NAME_ro and NAME_rt (default: hoodie.table.name)"
+    )
+    cmd.add_argument("--timeout", type=TIMEOUT, default=30.0, help="seconds to wait for each catalog call")
     cmd.add_argument(
         "--no-sync-as-datasource",
         action="store_true",
@@ -48,7 +46,7 @@ def sync_command(args: argparse.Namespace) -> int:
     target = SyncTarget(
         args.mode, args.uri, args.database, args.name, args.timeout, as_datasource=not args.no_sync_as_datasource
     )
-    target.validate(labels=("--database", "--table"))
+    target.validate(labels=("--uri", "--database", "--table"))  # before anything is read
     table = HudiTable.open(args.table)
     engine = open_store(args.db)
     try:

@@ -84,43 +84,45 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
 def _held_carry_times(
     conn: Connection, table_id: int, base_instants: list[str]
 ) -> dict[tuple[str, str], tuple[str, int | None, int | None]]:
-    """(partition, carry log name) -> (name, min event time of its blocks after the threshold its compaction was
-    cut at, min of those at or before it) for the carry logs of slices that completed event-time compactions
-    opened: blocks at or before that threshold hold versions the compaction had to keep as log records
-    (`compaction/layout.py`), not due by themselves at any T."""
+    """(partition, carry log name) -> (name, min event time of its blocks that are due by themselves, min of those
+    held for merge order) for the carry logs of slices that completed compactions opened. An exact plan's carry
+    log holds its versions after the plan's threshold in blocks of their own (due once T passes them); every other
+    carried version is held: re-merging it alone changes nothing (`compaction/layout.py`), it goes when the log
+    files after it are merged."""
     p, f, b = compaction_plan_table, log_file_table, log_block_table
-    thresholds = {
-        instant: threshold
-        for instant, threshold in conn.execute(
-            select(p.c.instant, p.c.threshold).where(
-                p.c.table_id == table_id, p.c.state == PlanState.COMPLETED, p.c.threshold.is_not(None)
+    wanted = set(base_instants)
+    plans = {
+        instant: threshold if exact else None
+        for instant, threshold, exact in conn.execute(
+            select(p.c.instant, p.c.threshold, p.c.exact).where(
+                p.c.table_id == table_id, p.c.state == PlanState.COMPLETED
             )
         )
-        if instant in set(base_instants)
+        if instant in wanted
     }
-    if not thresholds:
+    if not plans:
         return {}
     out: dict[tuple[str, str], tuple[str, int | None, int | None]] = {}
+    foreign: set[tuple[str, str]] = set()
     rows = conn.execute(
-        select(f.c.partition_path, f.c.name, f.c.base_instant, b.c.min_event_time)
+        select(f.c.partition_path, f.c.name, f.c.base_instant, b.c.instant, b.c.status, b.c.min_event_time)
         .join(b, b.c.log_file_id == f.c.id)
-        .where(
-            f.c.table_id == table_id,
-            f.c.version == CARRY_LOG_VERSION,
-            f.c.base_instant.in_(list(thresholds)),
-            b.c.status == BlockStatus.COMMITTED,
-            b.c.min_event_time.is_not(None),
-        )
+        .where(f.c.table_id == table_id, f.c.version == CARRY_LOG_VERSION, f.c.base_instant.in_(list(plans)))
     )
-    for partition, name, base_instant, lo in rows:
+    for partition, name, base_instant, instant, status, lo in rows:
         key = (partition, name)
+        if instant != base_instant:  # a writer took the name the compaction did not use: no carry log
+            foreign.add(key)
+        if status != BlockStatus.COMMITTED or lo is None:
+            continue
         _, due, held_min = out.get(key, (name, None, None))
-        if lo <= thresholds[base_instant]:
+        exact_threshold = plans[base_instant]
+        if exact_threshold is None or lo <= exact_threshold:
             held_min = lo if held_min is None else min(held_min, lo)
         else:
             due = lo if due is None else min(due, lo)
         out[key] = (name, due, held_min)
-    return out
+    return {k: v for k, v in out.items() if k not in foreign}
 
 
 def _log_file_infos(rows: list[tuple[Any, ...]], full_order: bool = False) -> tuple[LogFileInfo, ...]:

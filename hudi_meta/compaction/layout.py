@@ -71,18 +71,19 @@ class Version:
 
 @dataclass(frozen=True)
 class SliceLayout:
-    """What one slice becomes. The carry log's versions are in two groups: those after T, and those held at or
-    before T (a version the rest of the slice must merge over as a log record, whatever T): the carry log writes
-    them in blocks of their own, so that planning sees that the held ones are not due at any T by themselves
-    (they go when the log files after them are merged) while the ones after T are due once T passes them."""
+    """What one slice becomes. The carry log's versions are in two groups: exact mode's versions after T, and
+    those held for merge order (every other carried version: one the rest of the slice must merge over as a log
+    record, whatever T). The carry log writes them in blocks of their own, so that planning sees that the held ones
+    are not due at any T by themselves (they go when the log files after them are merged) while the ones after T
+    are due once T passes them."""
 
     base: pa.Table  # the new base file's records
-    carry: pa.Table  # data records of the carry log after T (or all of them, without a threshold)
-    carry_deletes: tuple[DeleteRecord, ...]  # deletes of the carry log after T
+    carry: pa.Table  # data records of the carry log after T (exact mode)
+    carry_deletes: tuple[DeleteRecord, ...]  # deletes of the carry log after T (exact mode)
     inexact_keys: tuple[str, ...] = ()  # exact mode: keys whose base record is not A
     threshold_cap_ms: int | None = None  # the threshold this slice still supports, when below T
-    held: pa.Table | None = None  # data records of the carry log at or before T
-    held_deletes: tuple[DeleteRecord, ...] = ()  # deletes of the carry log at or before T
+    held: pa.Table | None = None  # data records of the carry log held for merge order
+    held_deletes: tuple[DeleteRecord, ...] = ()  # deletes of the carry log held for merge order
 
 
 def fold(records: Sequence[LogRecord], mode: MergeMode) -> LogRecord | None:
@@ -254,8 +255,10 @@ def _choose_keys(records: SliceRecords, rest: SliceRecords | None, rules: _Rules
             kind, row = choice.base.source
             out.rows[f"base {kind}"].append(row)
         if choice.carried is not None:
-            t = event_time(choice.carried) if threshold_ms is not None else None
-            held = t is not None and threshold_ms is not None and t <= threshold_ms
+            # outside exact mode every carried version is there for merge order alone; in exact mode the versions
+            # after T are there for T (due once T passes them), the others for merge order
+            t = event_time(choice.carried) if exact and threshold_ms is not None else None
+            held = not exact or (t is not None and threshold_ms is not None and t <= threshold_ms)
             if choice.carried.source is None:
                 deletes = out.held_deletes if held else out.carry_deletes
                 deletes.append(DeleteRecord(k, partition, choice.carried.record.ordering))

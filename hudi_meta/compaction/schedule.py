@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, text, update
 
 from hudi_meta.compaction.candidates import candidate_slices
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import BadValueError, HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
 from hudi_meta.gc_pause import paused_gc
@@ -38,7 +38,8 @@ from hudi_meta.table.lock import table_lock
 from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
-from hudi_meta.times import format_time_ms
+from hudi_meta.times import describe_time_ms, format_time_ms
+from hudi_meta.values import ascii_integer
 
 STRATEGIES = ("event-time", "log-file-size", "unbounded")
 MODES = ("symlink", "copy")
@@ -80,11 +81,8 @@ class ScheduleRequest:
             raise HudiMetaError("exact mode needs the event-time strategy")
         if self.threshold_ms is not None:
             check_threshold(self.threshold_ms, now_ms)
-        if self.data_latency_ms is not None and not 0 <= self.data_latency_ms <= now_ms:
-            raise HudiMetaError(
-                f"data latency {self.data_latency_ms} ms is out of range: it must be at least 0 and put the "
-                "threshold (now - latency) after 1970"
-            )
+        if self.data_latency_ms is not None:
+            check_data_latency(self.data_latency_ms, now_ms)
 
 
 class LimitError(HudiMetaError):
@@ -159,15 +157,26 @@ LOG_FILE_SIZE_THRESHOLD = Limit(
 LIMITS = (MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, LOG_FILE_SIZE_THRESHOLD)
 
 
-def check_threshold(threshold_ms: int, now_ms: int) -> None:
+def check_threshold(threshold_ms: int, now_ms: int) -> int:
     """A threshold before 1970 or after now is refused: no record can be known complete past now."""
-    shown = (
-        format_time_ms(threshold_ms) if -62_135_596_800_000 <= threshold_ms < 253_402_300_800_000 else str(threshold_ms)
-    )
     if threshold_ms < 0:
-        raise HudiMetaError(f"threshold {shown} is before 1970")
+        raise BadValueError(f"threshold {describe_time_ms(threshold_ms)} is before 1970")
     if threshold_ms > now_ms:
-        raise HudiMetaError(f"threshold {shown} is after now ({format_time_ms(now_ms)}): it would overstate freshness")
+        raise BadValueError(
+            f"threshold {describe_time_ms(threshold_ms)} is after now ({format_time_ms(now_ms)}): "
+            "it would overstate freshness"
+        )
+    return threshold_ms
+
+
+def check_data_latency(latency_ms: int, now_ms: int) -> int:
+    """A data latency puts the threshold (now - latency) from 1970 to now."""
+    if not 0 <= latency_ms <= now_ms:
+        raise BadValueError(
+            f"data latency {latency_ms} ms is out of range: it must be at least 0 and put the threshold "
+            "(now - latency) after 1970"
+        )
+    return latency_ms
 
 
 @dataclass(frozen=True)
@@ -211,9 +220,9 @@ def _threshold(request: ScheduleRequest, table: HudiTable, now_ms: int) -> int |
     latency = request.data_latency_ms
     if latency is None and DATA_LATENCY_KEY in table.config.props:
         text_value = table.config.props[DATA_LATENCY_KEY]
-        if not text_value.strip().isdigit():
+        latency = ascii_integer(text_value)
+        if latency is None:
             raise HudiMetaError(f"{DATA_LATENCY_KEY}={text_value!r} in hoodie.properties is not a number of ms")
-        latency = int(text_value)
     if latency is None:
         raise HudiMetaError("an event-time compaction needs --threshold T or --data-latency D")
     return now_ms - latency
@@ -339,6 +348,16 @@ def _schedule_indexed(
             operations = plan_operations(slices, strategy)
             if isinstance(strategy, EventTimeBasedCompactionStrategy):
                 achieved = achieved_threshold(slices, operations, strategy.threshold_ms)
+                while (
+                    request.exact
+                    and achieved.threshold_ms is not None
+                    and achieved.threshold_ms < strategy.threshold_ms
+                ):
+                    # exact mode cuts at the threshold it achieves: files due only between that and the requested T
+                    # would have their versions carried straight back (planned again and again), so plan at it
+                    strategy = EventTimeBasedCompactionStrategy(threshold_ms=achieved.threshold_ms)
+                    operations = plan_operations(slices, strategy)
+                    achieved = achieved_threshold(slices, operations, strategy.threshold_ms)
                 if achieved.threshold_ms is None:
                     see = f"see `hudi-meta show blocks {table.base_path}`"
                     raise HudiMetaError(f"cannot guarantee a threshold: {achieved.reason} ({see})")

@@ -32,6 +32,8 @@ from typing import NamedTuple
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import format_instant
+from hudi_meta.times import MAX_DURATION_MS
+from hudi_meta.values import JAVA_INT_MAX
 
 KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
 KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
@@ -45,6 +47,8 @@ HOURS_RETAINED_KEY = "hoodie.clean.hours.retained"
 DEFAULT_COMMITS_RETAINED = 10
 DEFAULT_FILE_VERSIONS_RETAINED = 3
 DEFAULT_HOURS_RETAINED = 24
+MAX_RETAINED = JAVA_INT_MAX  # hoodie.clean.commits.retained and hoodie.clean.fileversions.retained are Java ints
+MAX_HOURS_RETAINED = MAX_DURATION_MS // 3_600_000  # 100 years: now - H hours stays a time
 
 # the commits-and-compaction timeline Java counts commits on (completed compactions show as `commit`)
 COMMIT_TIMELINE_ACTIONS = frozenset(
@@ -108,26 +112,24 @@ class CleanPolicy:
     ) -> CleanPolicy:
         """The table's policy (`hoodie.clean.*` in hoodie.properties, Hudi's defaults otherwise), with the
         command line's policy, retention (commits or file versions, by policy) and hours over it."""
-        name = (policy or props.get(POLICY_KEY) or KEEP_LATEST_COMMITS).strip().upper().replace("-", "_")
-        if name not in POLICIES:
-            source = "--policy" if policy else POLICY_KEY
-            raise CleanConfigError(f"unknown clean policy {name!r} ({source}): {', '.join(POLICIES)}")
+        name = policy_name(policy or props.get(POLICY_KEY) or KEEP_LATEST_COMMITS, "--policy" if policy else POLICY_KEY)
         misplaced = misplaced_retention(name, retained, hours)
         if misplaced == "retained":
             raise CleanConfigError(f"{KEEP_LATEST_BY_HOURS} keeps --hours H, not --retained N")
         if misplaced == "hours":
             raise CleanConfigError(f"--hours is for {KEEP_LATEST_BY_HOURS}; {name} takes --retained N")
-        for flag, value in (("--retained", retained), ("--hours", hours)):
-            if value is not None and value < 0:
-                raise CleanConfigError(f"{flag} must be at least 0, not {value}")
-        commits = _int_property(props, COMMITS_RETAINED_KEY, DEFAULT_COMMITS_RETAINED)
-        versions = _int_property(props, FILE_VERSIONS_RETAINED_KEY, DEFAULT_FILE_VERSIONS_RETAINED)
+        for flag, value, most in (("--retained", retained, MAX_RETAINED), ("--hours", hours, MAX_HOURS_RETAINED)):
+            if value is not None and not 0 <= value <= most:
+                raise CleanConfigError(f"{flag} must be from 0 to {most}, not {value}")
+        commits = _int_property(props, COMMITS_RETAINED_KEY, DEFAULT_COMMITS_RETAINED, MAX_RETAINED)
+        versions = _int_property(props, FILE_VERSIONS_RETAINED_KEY, DEFAULT_FILE_VERSIONS_RETAINED, MAX_RETAINED)
         if retained is not None and name == KEEP_LATEST_COMMITS:
             commits = retained
         if retained is not None and name == KEEP_LATEST_FILE_VERSIONS:
             versions = retained
-        hours_kept = hours if hours is not None else _int_property(props, HOURS_RETAINED_KEY, DEFAULT_HOURS_RETAINED)
-        return cls(name, commits, versions, hours_kept)
+        if hours is None:
+            hours = _int_property(props, HOURS_RETAINED_KEY, DEFAULT_HOURS_RETAINED, MAX_HOURS_RETAINED)
+        return cls(name, commits, versions, hours)
 
 
 def misplaced_retention(policy: str, retained: int | None, hours: int | None) -> str | None:
@@ -140,14 +142,27 @@ def misplaced_retention(policy: str, retained: int | None, hours: int | None) ->
     return None
 
 
-def _int_property(props: Mapping[str, str], key: str, default: int) -> int:
+def policy_name(text: str, source: str = "--policy") -> str:
+    """Hudi's name of a clean policy, in any case and with hyphens (`keep-latest-commits`); `source` says where
+    the name came from."""
+    name = text.strip().upper().replace("-", "_")
+    if name not in POLICIES:
+        raise CleanConfigError(f"unknown clean policy {name!r} ({source}): {', '.join(POLICIES)}")
+    return name
+
+
+def _int_property(props: Mapping[str, str], key: str, default: int, most: int) -> int:
+    """A retention from hoodie.properties, read as Java reads it (`Integer.parseInt`), from 0 to `most`."""
     text = props.get(key)
     if text is None or not text.strip():
         return default
     try:
-        return int(text.strip())
+        value = int(text.strip())
     except ValueError:
         raise CleanConfigError(f"{key}={text!r} in hoodie.properties is not a whole number") from None
+    if not 0 <= value <= most:
+        raise CleanConfigError(f"{key}={text!r} in hoodie.properties is out of range (0 to {most})")
+    return value
 
 
 # ---------------------------------------------------------------- inputs

@@ -78,6 +78,8 @@ from hudi_meta.errors import HudiMetaError
 from hudi_meta.planning import triggers
 from hudi_meta.planning.clean import (
     KEEP_LATEST_BY_HOURS,
+    MAX_HOURS_RETAINED,
+    MAX_RETAINED,
     POLICIES,
     POLICY_KEY,
     CleanConfigError,
@@ -86,8 +88,10 @@ from hudi_meta.planning.clean import (
 )
 from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.sync.catalog import MODES as CATALOG_MODES
+from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S
 from hudi_meta.table.table import HudiTable
 from hudi_meta.times import parse_duration_ms
+from hudi_meta.values import parse_identifier
 
 CONFIG_ENV = "HUDI_META_CONFIG"
 TOKEN_ENV = "HUDI_META_UI_TOKEN"
@@ -253,13 +257,15 @@ class _Section:
             self.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
         return value
 
-    def duration_s(self, key: str, default: float, minimum_ms: int = 0) -> float:
+    def duration_s(self, key: str, default: float, minimum_ms: int = 0, maximum_ms: int | None = None) -> float:
         value = self.text(key)
         if value is None:
             return default
         ms = self.convert(key, value, parse_duration_ms)
         if ms < minimum_ms:
             self.fail(key, f"must be at least {minimum_ms} ms, got {value!r}")
+        if maximum_ms is not None and ms > maximum_ms:
+            self.fail(key, f"must be at most {maximum_ms // 1000} s, got {value!r}")
         return ms / 1000
 
     def whole(self, key: str, default: int | None, low: int, high: int) -> int | None:
@@ -388,9 +394,9 @@ def _catalog(s: _Section | None) -> CatalogSettings | None:
     mode = s.choice("mode", CATALOG_MODES, "hms")
     uri = s.text("uri", required=True)
     database = s.text("database")
-    if database is not None and not database.replace("_", "").isalnum():
-        s.fail("database", f"use letters, digits and underscores, got {database!r}")
-    timeout = s.duration_s("timeout", 30.0, minimum_ms=1)
+    if database is not None:
+        s.convert("database", database, parse_identifier)
+    timeout = s.duration_s("timeout", 30.0, int(MIN_TIMEOUT_S * 1000), int(MAX_TIMEOUT_S * 1000))
     assert uri is not None
     return CatalogSettings(mode, uri, database, timeout)
 
@@ -459,8 +465,8 @@ def _table(s: _Section, check: bool, has_catalog: bool) -> TableSettings:
         schedule_interval_s=s.duration_s("schedule_interval", 0.0),
         clean=bool(s.get("clean", bool, True)),
         clean_policy=policy,
-        clean_retained=s.whole("clean_retained", None, 0, 1_000_000),
-        clean_hours=s.whole("clean_hours", None, 0, 1_000_000),
+        clean_retained=s.whole("clean_retained", None, 0, MAX_RETAINED),
+        clean_hours=s.whole("clean_hours", None, 0, MAX_HOURS_RETAINED),
         sync=bool(s.get("sync", bool, has_catalog)),
         sync_database=s.text("sync_database"),
         sync_name=s.text("sync_name"),
@@ -471,8 +477,8 @@ def _table(s: _Section, check: bool, has_catalog: bool) -> TableSettings:
     if settings.sync and not has_catalog:
         s.fail("sync", "true needs a [catalog] (catalog.uri) to publish to: add one, or set sync = false")
     for key, value in (("sync_database", settings.sync_database), ("sync_name", settings.sync_name)):
-        if value is not None and not value.replace("_", "").isalnum():
-            s.fail(key, f"use letters, digits and underscores, got {value!r}")
+        if value is not None:
+            s.convert(key, value, parse_identifier)
     _check_limits(s, settings.schedule_request(), props if check else None)
     return settings
 

@@ -13,10 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.values import ascii_integer, shown
 
 HIVE_EXTRA = "pip install 'hudi-meta[hive]'"
 MODES = ("hms", "hiveserver2")
+URI_FORMS = {"hms": (("thrift",), 9083), "hiveserver2": (("hive", "hiveserver2"), 10000)}  # schemes, default port
 log = logging.getLogger(__name__)
 # thrift logs every failed connect at ERROR, then raises: the failure reaches the user once, in our error line
 logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
@@ -114,6 +116,10 @@ def open_catalog(mode: str, uri: str, policy: RetryPolicy | None = None, timeout
     if mode not in modules:
         raise HudiMetaError(f"unknown sync mode {mode!r} (use {' or '.join(MODES)})")
     try:
+        catalog_address(mode, uri)  # a bad URI is said before the client's module is imported
+    except BadValueError as e:
+        raise BadValueError(f"catalog URI {shown(uri)}: {e}") from None
+    try:
         module = importlib.import_module(modules[mode])
     except ImportError as e:
         missing = (e.name or "a module").split(".")[0]
@@ -122,8 +128,13 @@ def open_catalog(mode: str, uri: str, policy: RetryPolicy | None = None, timeout
     return catalog
 
 
-def host_port(uri: str, schemes: tuple[str, ...], default_port: int) -> tuple[str, int]:
-    """`scheme://host:port` or `host:port` -> (host, port), with one clear error for anything else."""
+def catalog_address(mode: str, uri: str) -> tuple[str, int]:
+    """(host, port) of a catalog URI as `mode` writes it (`scheme://host:port` or `host:port`), refused in one
+    line (the reason, without the URI: the caller names it) before anything connects."""
+    if mode not in URI_FORMS:
+        raise BadValueError(f"unknown sync mode {mode!r} (use {' or '.join(MODES)})")
+    schemes, default_port = URI_FORMS[mode]
+    expected = f"expected [{'|'.join(schemes)}://]host[:port] with a port from 1 to 65535"
     rest = uri
     for scheme in schemes:
         if uri.startswith(f"{scheme}://"):
@@ -131,8 +142,9 @@ def host_port(uri: str, schemes: tuple[str, ...], default_port: int) -> tuple[st
             break
     else:
         if "://" in uri:
-            raise HudiMetaError(f"catalog URI {uri!r}: expected {' or '.join(s + '://' for s in schemes)}host:port")
+            raise BadValueError(expected)
     host, _, port = rest.rstrip("/").partition(":")
-    if not host or (port and not port.isdigit()) or (port and not 0 < int(port) < 65536):
-        raise HudiMetaError(f"catalog URI {uri!r}: expected host:port with a port from 1 to 65535")
-    return host, int(port) if port else default_port
+    number = ascii_integer(port) if port else default_port
+    if not host.strip() or number is None or not 1 <= number <= 65535:
+        raise BadValueError(expected)
+    return host, number

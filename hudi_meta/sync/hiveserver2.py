@@ -23,7 +23,7 @@ from hudi_meta.sync.catalog import (
     Column,
     Partition,
     RetryPolicy,
-    host_port,
+    catalog_address,
     with_retries,
 )
 from hudi_meta.sync.thrift_errors import UNAVAILABLE
@@ -50,7 +50,7 @@ def server_message(e: Exception) -> str:
 class HiveServer2Catalog:
     def __init__(self, uri: str, policy: RetryPolicy, timeout_s: float) -> None:
         self.uri = uri
-        self.host, self.port = host_port(uri, ("hive", "hiveserver2"), 10000)
+        self.host, self.port = catalog_address("hiveserver2", uri)
         self.policy = policy
         self.timeout_s = timeout_s
         self.connection: Any = None

@@ -30,7 +30,7 @@ from hudi_meta.sync.catalog import (
     Column,
     Partition,
     RetryPolicy,
-    host_port,
+    catalog_address,
     with_retries,
 )
 from hudi_meta.sync.thrift_errors import UNAVAILABLE
@@ -41,7 +41,7 @@ T = TypeVar("T")
 class HmsCatalog:
     def __init__(self, uri: str, policy: RetryPolicy, timeout_s: float) -> None:
         self.uri = uri
-        self.host, self.port = host_port(uri, ("thrift",), 9083)
+        self.host, self.port = catalog_address("hms", uri)
         self.policy = policy
         self.timeout_s = timeout_s
         self.transport: TTransport.TBufferedTransport | None = None

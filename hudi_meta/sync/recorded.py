@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import BadValueError, HudiMetaError
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.index.sync_runs import SyncRun, record_sync_run
-from hudi_meta.sync.catalog import open_catalog
+from hudi_meta.sync.catalog import MODES, catalog_address, open_catalog
 from hudi_meta.sync.hive_sync import SyncReport, sync_table
 from hudi_meta.table.table import HudiTable
+from hudi_meta.values import parse_identifier, shown
+
+MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.001, 3600.0  # a catalog call's timeout: Thrift takes whole milliseconds
 
 
 @dataclass(frozen=True)
@@ -31,11 +35,24 @@ class SyncTarget:
     timeout_s: float = 30.0
     as_datasource: bool = True
 
-    def validate(self, labels: tuple[str, str] = ("database", "table name")) -> None:
-        """Names the catalog can hold; `labels` name the two values as the caller took them."""
-        for option, value in zip(labels, (self.database, self.name), strict=True):
-            if value is not None and not value.replace("_", "").isalnum():
-                raise HudiMetaError(f"{option} {value!r}: use letters, digits and underscores")
+    def validate(self, labels: tuple[str, str, str] = ("catalog URI", "database", "table name")) -> None:
+        """A catalog address, a timeout and names the catalog can hold, checked before anything is indexed or
+        connected; `labels` name the URI, the database and the table name as the caller took them."""
+        if self.mode not in MODES:
+            raise BadValueError(f"unknown sync mode {self.mode!r} (use {' or '.join(MODES)})")
+        if not MIN_TIMEOUT_S <= self.timeout_s <= MAX_TIMEOUT_S:
+            raise BadValueError(f"timeout: expected {MIN_TIMEOUT_S:g} to {MAX_TIMEOUT_S:g} s, got {self.timeout_s:g}")
+        checks: list[tuple[str, str | None, Callable[[str], object]]] = [
+            (labels[0], self.uri, lambda uri: catalog_address(self.mode, uri)),
+            (labels[1], self.database, parse_identifier),
+            (labels[2], self.name, parse_identifier),
+        ]
+        for label, value, check in checks:
+            if value is not None:
+                try:
+                    check(value)
+                except BadValueError as e:
+                    raise BadValueError(f"{label} {shown(value)}: {e}") from None
 
 
 def sync_recorded(engine: Engine, table: HudiTable, target: SyncTarget, dry_run: bool = False) -> SyncReport:

@@ -12,10 +12,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_meta.errors import BadValueError
+
 INDEX_TYPE = "hoodie.index.type"
 NUM_BUCKETS = "hoodie.bucket.index.num.buckets"
 HASH_FIELD = "hoodie.bucket.index.hash.field"
 _INT_MASK = 0xFFFFFFFF
+# hoodie.bucket.index.num.buckets is a Java int, but a file id holds its bucket in 8 digits (Java's
+# BucketIdentifier writes `%08d` and reads back the first 8 characters): bucket 10^8 would read as bucket 10^7
+MAX_BUCKETS = 10**8
+
+
+def check_buckets(count: int) -> int:
+    """`count` when a table can hold that many buckets (1 to MAX_BUCKETS)."""
+    if isinstance(count, bool) or not 1 <= count <= MAX_BUCKETS:
+        raise BadValueError(f"buckets must be from 1 to {MAX_BUCKETS}, got {count}")
+    return count
 
 
 def java_string_hash(text: str) -> int:

@@ -97,6 +97,8 @@ def create_table(
     """Create an empty table version 6 (timeline layout 1) at `uri` (fsspec storage `options` for its store)."""
     if table_type not in (MOR, COW):
         raise ValueError(f"table type must be {MOR} or {COW}")
+    if buckets is not None:
+        bucket_index.check_buckets(buckets)
     storage, base_path = storage_for(uri, options)
     props = {
         "hoodie.table.name": name,
@@ -126,7 +128,7 @@ def create_table(
         props["hoodie.table.precombine.field"] = ordering_field
     if event_time_field:
         props[EVENT_TIME_FIELD] = event_time_field
-    if buckets:
+    if buckets is not None:
         props[bucket_index.INDEX_TYPE] = "BUCKET"
         props[bucket_index.NUM_BUCKETS] = str(buckets)
         props[bucket_index.HASH_FIELD] = ",".join(record_key_fields)

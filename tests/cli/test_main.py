@@ -172,7 +172,7 @@ def test_generate_then_ingest_and_read(tmp_path: Path) -> None:
     )
     assert bad_key.returncode == 2 and "keyed by event_id" in bad_key.stderr.strip().splitlines()[-1]
     assert run("generate", str(tmp_path / "x"), "--mean-lateness", "soon").stderr.strip() == (
-        "hudi-meta: error: not a duration: 'soon' (use e.g. 500ms, 90s, 30m, 2h, 1d)"
+        "hudi-meta generate: error: argument --mean-lateness: not a duration: 'soon' (use e.g. 500ms, 90s, 30m, 2h, 1d)"
     )
 
 

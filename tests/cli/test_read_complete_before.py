@@ -50,12 +50,16 @@ def test_strict_exits_3_with_nothing_read(table: tuple[str, str]) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--query", "snapshot", "--complete-before", "0"], "--complete-before goes with --query ro"),
-        (["--query", "ro", "--strict"], "--strict goes with --complete-before"),
-        (["--query", "ro", "--complete-before", "soon"], "not a time: 'soon' (use ISO-8601 or epoch milliseconds)"),
+        (["--query", "snapshot", "--complete-before", "0"], "hudi-meta: error: --complete-before goes with --query ro"),
+        (["--query", "ro", "--strict"], "hudi-meta: error: --strict goes with --complete-before"),
+        (
+            ["--query", "ro", "--complete-before", "soon"],
+            "hudi-meta read: error: argument --complete-before: "
+            "not a time: 'soon' (use ISO-8601 or epoch milliseconds)",
+        ),
     ],
 )
 def test_bad_combinations_are_one_line(table: tuple[str, str], args: list[str], message: str) -> None:
     db, path = table
     out = cli("--db", db, "read", path, *args)
-    assert out.returncode == 2 and out.stdout == "" and out.stderr.strip() == f"hudi-meta: error: {message}"
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.strip() == message

@@ -36,9 +36,9 @@ def test_serves_the_ui_read_only_and_stops_on_sigterm(store: str) -> None:
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--port", "70000"], "expected a port from 0"),
-        (["--port", "http"], "expected a port from 0"),
-        (["--threads", "0"], "expected 1 to 64 threads"),
+        (["--port", "70000"], "argument --port: expected a whole number from 0 to 65535, got '70000'"),
+        (["--port", "http"], "argument --port: expected a whole number from 0 to 65535, got 'http'"),
+        (["--threads", "0"], "argument --threads: expected a whole number from 1 to 64, got '0'"),
         (["--host", "no-such-host.invalid"], "--host 'no-such-host.invalid'"),
         (["--host", "192.0.2.1"], "cannot listen on 192.0.2.1"),
         (["--sync-mode", "hms"], "--sync-mode and --sync-uri go together"),

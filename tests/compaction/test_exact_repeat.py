@@ -24,7 +24,7 @@ from hudi_meta.freshness import freshness
 from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import table_id_of
-from tests.compaction.core import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, CoreTable, at, rows
+from tests.compaction.core import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, CoreTable, at, hudi_rs_read, rows
 from tests.model.harness import KEYS, ModelTable, Op, bucket_of, partition_of
 from tests.model.model import PAYLOADS
 
@@ -122,3 +122,23 @@ def watermark(t: ModelTable) -> int | None:
     table_id = table_id_of(t.engine, t.table.uri)
     assert table_id is not None
     return freshness(completed_compactions(t.engine, table_id), pending_blocks(t.engine, table_id), 0).watermark_ms
+
+
+def test_a_version_held_for_merge_order_is_not_planned_again(engine: Engine, tmp_path: Path) -> None:
+    """Found by the model test. DefaultHoodieRecordPayload: base a (90 s); L1 deletes a (ordering 61 s); L2 (after
+    T, linked) re-inserts a at 81 s. The snapshot is the base record (the re-insert wins over the delete among log
+    records, then loses to the base record's larger ordering value). Compacting L1 at T = 71 s can keep that only
+    by keeping the base record and carrying the delete before the link (compaction/layout.py's last resort). The
+    delete is held for merge order: no schedule plans that slice again, at T or later, until a file after it is due."""
+    t = CoreTable(tmp_path / "t")
+    t.write(rows(("a", 90, 1.0)))
+    t.write(None, deletes=[("a", 61)])
+    t.write(rows(("a", 81, 2.0)))
+    assert t.read() == {"a": (90, 1.0)}
+    first = t.compact(engine, at(71))
+    assert carried(t, first) == ([], ["a"]) and t.read() == {"a": (90, 1.0)}
+    for threshold in (71, 75, 80):
+        result = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(threshold)))
+        assert result.instant is None and result.reason == "nothing to compact", threshold
+    t.compact(engine, at(85))  # the linked file is due now: the carry log goes with it
+    assert t.read() == {"a": (90, 1.0)} and hudi_rs_read(t.path, "snapshot") == t.read()

@@ -365,7 +365,10 @@ def test_policy_from_properties_and_overrides() -> None:
     bad = [
         ({}, {"policy": "KEEP_EVERYTHING"}, "unknown clean policy"),
         ({"hoodie.clean.policy": "nope"}, {}, "hoodie.clean.policy"),
-        ({}, {"retained": -1}, "at least 0"),
+        ({}, {"retained": -1}, "from 0 to 2147483647"),
+        ({}, {"retained": 2**31}, "from 0 to 2147483647"),
+        ({}, {"policy": "keep-latest-by-hours", "hours": 876001}, "--hours must be from 0 to 876000"),
+        ({"hoodie.clean.hours.retained": "2147483647", "hoodie.clean.policy": "KEEP_LATEST_BY_HOURS"}, {}, "range"),
         ({}, {"policy": "keep-latest-by-hours", "retained": 2}, "--hours H"),
         ({}, {"hours": 2}, "--hours is for"),
         ({"hoodie.clean.commits.retained": "ten"}, {}, "not a whole number"),

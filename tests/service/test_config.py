@@ -127,6 +127,16 @@ def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (('data_latency = "30m"', 'data_latency = "soon"'), "tables[0].data_latency: not a duration: 'soon'"),
         (('interval = "10s"', "interval = 10"), "service.interval: expected text, got a number 10"),
         (('lease = "2m"', 'lease = "10ms"'), "service.lease: must be at least 1000 ms"),
+        # issue 25: durations at most 100 years (a lease of 9999999d overflowed the clock), ASCII digits only
+        (('lease = "2m"', 'lease = "9999999d"'), "service.lease: '9999999d' is more than 36500d (100 years)"),
+        (('interval = "10s"', 'interval = "１s"'), "service.interval: not a duration: '１s'"),
+        (
+            ('data_latency = "30m"', 'data_latency = "9999999999999999d"'),
+            "tables[0].data_latency: '9999999999999999d' is",
+        ),
+        (('timeout = "5s"', 'timeout = "2h"'), "catalog.timeout: must be at most 3600 s"),
+        (('database = "lake"', 'database = "dé"'), "catalog.database: use letters, digits and underscores (ASCII)"),
+        (("clean_retained = 2", "clean_retained = 2147483648"), "tables[0].clean_retained: expected a whole number"),
         (('engine = "spark-submit"', 'engine = "flink"'), "spark.engine: expected one of spark, spark-submit, local"),
         (('engine = "spark-submit"', 'engine = "spark"'), 'spark.submit_args: used by engine = "spark-submit" only'),
         (('submit_args = ["--executor-memory", "1g"]', "submit_args = [1]"), "spark.submit_args: expected a list"),

@@ -12,8 +12,10 @@ import pytest
 from hudi import HudiReadOptions
 from hudi import HudiTable as RsTable
 from hudi_meta.spark import reader, writer
+from hudi_meta.spark.ingest import IngestOptions
 from pyspark.sql import SparkSession
 
+from hudi_meta.errors import BadValueError
 from hudi_meta.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.format.block_content import decode_data_block
 from hudi_meta.format.log_block import HeaderKey
@@ -140,3 +142,12 @@ def test_min_event_time_header_opt_in(spark: SparkSession, tmp_path: Path) -> No
         assert indexed and all(r["min_event_time_source"] == "header" for r in indexed)
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("buckets", [0, 10**8 + 1, 10**12])
+def test_ingest_refuses_a_bucket_count_before_spark_starts(tmp_path: Path, buckets: int) -> None:
+    """Issue 25: `ingest --create --buckets 1000000000000` wrote a count Java reads back wrong; the options
+    refuse it as they are made, before an input is read or a session starts."""
+    with pytest.raises(BadValueError, match="buckets must be from 1 to 100000000"):
+        IngestOptions(str(tmp_path / "t"), str(tmp_path / "in.jsonl"), "id", "ts", create=True, buckets=buckets)
+    assert not (tmp_path / "t").exists()

@@ -39,10 +39,10 @@ def test_sync_prints_what_it_did_then_that_nothing_changed(engine: Engine, tmp_p
     ("extra", "message"),
     [
         (["--mode", "glue", "--uri", "x:1"], "invalid choice: 'glue'"),
-        (["--mode", "hms", "--uri", "http://127.0.0.1:9083"], "expected thrift://host:port"),
+        (["--mode", "hms", "--uri", "http://127.0.0.1:9083"], "--uri 'http://127.0.0.1:9083': expected [thrift://]"),
         (["--mode", "hms", "--uri", "thrift://127.0.0.1:99999"], "a port from 1 to 65535"),
-        (["--mode", "hms", "--uri", "thrift://127.0.0.1:1", "--database", "a;b"], "--database 'a;b'"),
-        (["--mode", "hms", "--uri", "thrift://127.0.0.1:1", "--timeout", "0"], "expected seconds between 0 and 3600"),
+        (["--mode", "hms", "--uri", "thrift://127.0.0.1:1", "--database", "a;b"], "argument --database: use letters"),
+        (["--mode", "hms", "--uri", "thrift://127.0.0.1:1", "--timeout", "0"], "expected seconds from 0.001 to 3600"),
     ],
 )
 def test_bad_arguments_get_one_line(engine: Engine, tmp_path: Path, extra: list[str], message: str) -> None:

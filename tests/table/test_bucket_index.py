@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hudi_meta.errors import BadValueError
 from hudi_meta.table.bucket_index import (
+    MAX_BUCKETS,
     bucket_id,
     bucket_id_array,
     bucket_of_file_id,
+    check_buckets,
     java_list_hash,
     java_string_hash,
     new_bucket_file_id,
@@ -59,6 +63,18 @@ def test_bucket_file_ids() -> None:
     fid = new_bucket_file_id(7)
     assert fid.startswith("00000007-") and fid.endswith("-0") and bucket_of_file_id(fid) == 7
     assert bucket_of_file_id("abcdefgh-0") is None
+
+
+def test_a_bucket_count_stays_within_eight_digit_file_ids() -> None:
+    """Java writes a bucket as `%08d` and reads back the first 8 characters: the last bucket of MAX_BUCKETS
+    round-trips, one more would read as another bucket (issue 25: `--buckets 1000000000000` was written)."""
+    last = new_bucket_file_id(MAX_BUCKETS - 1)
+    assert bucket_of_file_id(last) == MAX_BUCKETS - 1
+    assert bucket_of_file_id(new_bucket_file_id(MAX_BUCKETS)) != MAX_BUCKETS
+    assert check_buckets(1) == 1 and check_buckets(MAX_BUCKETS) == MAX_BUCKETS
+    for bad in (0, -1, MAX_BUCKETS + 1, 10**12, True):
+        with pytest.raises(BadValueError, match="buckets must be from 1 to 100000000"):
+            check_buckets(bad)
 
 
 def test_a_slice_of_a_key_array_hashes_its_own_keys() -> None:

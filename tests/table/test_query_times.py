@@ -74,5 +74,6 @@ def test_cli_bad_time_is_one_line(table: tuple[CoreTable, list[str]]) -> None:
     out = subprocess.run([*command, "--as-of", "banana"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip().splitlines() == [
-        "hudi-meta: error: not a time: 'banana' (use ISO-8601, epoch milliseconds or an instant time)"
+        "hudi-meta read: error: argument --as-of: not a time or an instant time: 'banana' "
+        "(use ISO-8601, epoch milliseconds or yyyyMMddHHmmss[SSS])"
     ]

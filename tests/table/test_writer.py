@@ -9,7 +9,7 @@ import pytest
 from hudi import HudiReadOptions
 from hudi import HudiTable as RsTable
 
-from hudi_meta.errors import InstantExistsError
+from hudi_meta.errors import BadValueError, InstantExistsError
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks
@@ -77,6 +77,13 @@ def write_demo(path: Path, header: bool = False) -> HudiTable:
     w.append_log("region=eu", fids["eu"], batch("eu", [2], 500))  # older ordering value: loses
     w.commit()
     return HudiTable.open(str(path))
+
+
+@pytest.mark.parametrize("buckets", [0, -3, 10**8 + 1, 2**31 - 1, 10**12])
+def test_a_bucket_count_no_table_holds_is_refused_before_anything_is_written(tmp_path: Path, buckets: int) -> None:
+    with pytest.raises(BadValueError, match="buckets must be from 1 to 100000000"):
+        create_table(str(tmp_path / "t"), "t", ["id"], "ts", buckets=buckets)
+    assert not (tmp_path / "t").exists()
 
 
 @pytest.mark.parametrize("query", ["snapshot", "ro"])
