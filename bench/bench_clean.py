@@ -16,7 +16,7 @@ targets, blocks), not by indexing 250,000 real files; filling is timed and print
 best of `--runs` each, in this process:
 
 - read: `clean.groups_from_index(engine, table_id)`, the planner's input (slices, links, block instants);
-- plan: `planning.clean.plan_clean(groups, timeline, policy, now)` (pure Python; the timeline facts are plain
+- plan: `clean.plan.plan_clean(groups, timeline, policy, now)` (pure Python; the timeline facts are plain
   data here, the command reads them from the table's timeline);
 - serialise: the `HoodieCleanerPlan` Avro file (`cleaner_plan(...).to_bytes()`, what `<t>.clean.requested`
   holds);
@@ -46,9 +46,7 @@ from sqlalchemy import Engine
 from timing import Timings, measure
 from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
-from hudi_meta.clean import cleaner_plan, execute_clean, groups_from_index
-from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.planning.clean import (
+from hudi_meta.clean.plan import (
     DELETE_LINK,
     KEEP_LATEST_FILE_VERSIONS,
     CleanFile,
@@ -60,6 +58,8 @@ from hudi_meta.planning.clean import (
     TimelineEntry,
     plan_clean,
 )
+from hudi_meta.clean.run import cleaner_plan, execute_clean, groups_from_index
+from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter

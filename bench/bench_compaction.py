@@ -4,7 +4,7 @@
                                      [--keep DIR]
 
 A table (3 regions x `--buckets` buckets; every write rolls over to a new log file) is built with the
-Spark writer from `hudi_meta.event_stream` batches totalling `--rows` rows (updates of earlier keys,
+Spark writer from `hudi_meta.demo.event_stream` batches totalling `--rows` rows (updates of earlier keys,
 late records and deletes included): the first upsert creates the base files, every later upsert (as
 `--block-format` data blocks) and delete adds a log file to each slice. Building is timed and printed but
 is not part of any measurement. Then, in this same process and one SparkSession (local[2]):
@@ -42,7 +42,7 @@ from timing import measure
 from workspace import bench_parser, store, work_dir
 
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.event_stream import StreamSpec, create_events_table, generate
+from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.table.table import HudiTable
 

@@ -41,6 +41,7 @@ from sqlalchemy import Engine, select
 from timing import Timings, measure
 from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
+from hudi_meta.demo.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index.files import BlockRow
 from hudi_meta.index.indexer import Indexer
@@ -48,7 +49,6 @@ from hudi_meta.index.models import hudi_table, log_block_table, metadata
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import insert_ignore_tuples
 from hudi_meta.storage import LocalStorage
-from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 

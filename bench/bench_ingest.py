@@ -2,7 +2,7 @@
 
     python bench/bench_ingest.py [--rows 1000000] [--buckets 8] [--block-format avro|parquet] [--runs 2]
 
-One input of `--rows` rows (columns of `hudi_meta.event_stream`: event_id, ts, region, amount, payload;
+One input of `--rows` rows (columns of `hudi_meta.demo.event_stream`: event_id, ts, region, amount, payload;
 unique keys, 3 regions) is built once with pyarrow, written to a Parquet file, read back with Spark,
 repartitioned to 2 x the session's parallelism and cached (`.cache()` + `.count()`); the update batch
 likewise. Building and caching the input is timed and printed but is not part of any measurement. Then, in
@@ -48,7 +48,7 @@ from pyspark.sql import DataFrame, SparkSession
 from timing import Timings, measure
 from workspace import bench_parser, work_dir
 
-from hudi_meta.event_stream import SCHEMA, StreamSpec, create_events_table
+from hudi_meta.demo.event_stream import SCHEMA, StreamSpec, create_events_table
 from hudi_meta.table.table import HudiTable
 
 UPDATE_SHIFT_MS = 86_400_000  # updates are a day "later" than any input row, so they win the merge

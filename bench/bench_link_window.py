@@ -23,7 +23,7 @@ from workspace import bench_parser, store, work_dir
 
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.event_stream import SCHEMA, create_events_table
+from hudi_meta.demo.event_stream import SCHEMA, create_events_table
 from hudi_meta.table.bucket_index import new_bucket_file_id
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient

@@ -40,11 +40,11 @@ from timing import Timings, measure
 from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
 from hudi_meta.compaction.candidates import candidate_slices
+from hudi_meta.compaction.plan import build_plan
+from hudi_meta.compaction.plan_records import SliceInfo
+from hudi_meta.compaction.strategies import EventTimeBasedCompactionStrategy, plan_operations
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.gc_pause import paused_gc
-from hudi_meta.planning.model import SliceInfo
-from hudi_meta.planning.plan import build_plan
-from hudi_meta.planning.strategies import EventTimeBasedCompactionStrategy, plan_operations
 
 PARTITIONS = 10
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z

@@ -26,6 +26,7 @@ from workspace import T0, bench_parser, records, work_dir
 
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.demo.local_servers import metastore
 from hudi_meta.freshness import Freshness, freshness
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
@@ -34,7 +35,6 @@ from hudi_meta.index.migrate import upgrade
 from hudi_meta.sync.catalog import RetryPolicy
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.hms import HmsCatalog
-from hudi_meta.sync.local_servers import metastore
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, create_table
 

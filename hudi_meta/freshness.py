@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Values as users type them, one parser per kind, shared by the CLI, the web API and the configuration: whole
-numbers in a range, shares, seconds, instant times, names, flags (times and durations: `hudi_meta.times`).
+numbers in a range, shares, seconds, instant times, names, flags (times and durations: `hudi_meta.table.times`).
 
 Only ASCII digits are digits: `str.isdigit` takes '²' (which `int` then refuses) and `int` takes '１２３', so
 neither decides. Every parser returns an in-range value or raises one `BadValueError` line that shows the value;

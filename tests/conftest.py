@@ -13,9 +13,9 @@ from hudi_meta.spark.session import spark_session
 from pyspark.sql import SparkSession
 from sqlalchemy import Engine
 
+from hudi_meta.demo.local_servers import LocalServer, metastore
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
-from hudi_meta.sync.local_servers import LocalServer, metastore
 
 FIXTURES_DIR = Path(__file__).resolve().parent / "data" / "hudi-tables"  # Java-written tables (see data/README.md)
 

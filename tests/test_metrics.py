@@ -11,10 +11,10 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import Engine
 
+from hudi_meta.demo.local_servers import free_port
 from hudi_meta.freshness import Freshness
 from hudi_meta.index.sync_runs import SyncRun
 from hudi_meta.metrics import ServiceRun, last_run, metric_values, render
-from hudi_meta.sync.local_servers import free_port
 from hudi_meta.table.instant import Instant, State
 from tests.cli.helpers import cli
 from tests.compaction.core import at, rows

@@ -27,7 +27,7 @@ from flask import Flask
 
 from hudi_meta.index.db import resolve_db_url
 
-from . import actions, api, auth, lineage, metrics, plans, store, tables
+from . import actions, api, auth, lineage, plans, prometheus, store, tables
 from .common import register_errors, register_template_helpers
 from .state import StateCache
 
@@ -54,6 +54,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["hudi_meta.states"] = StateCache()
     register_template_helpers(app)
     register_errors(app)
-    for bp in (tables.bp, plans.bp, lineage.bp, api.bp, metrics.bp, auth.bp, actions.bp):
+    for bp in (tables.bp, plans.bp, lineage.bp, api.bp, prometheus.bp, auth.bp, actions.bp):
         app.register_blueprint(bp)
     return app

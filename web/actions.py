@@ -12,13 +12,13 @@ from typing import Any
 
 from flask import Blueprint, abort, current_app, flash, jsonify, redirect, render_template, url_for
 
-from hudi_meta.clean import check_cleanable, format_reports, run_clean
+from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, policy_name
+from hudi_meta.clean.run import check_cleanable, format_reports, run_clean
 from hudi_meta.compaction.schedule import MODES, ScheduleRequest, schedule_compaction
 from hudi_meta.errors import BadValueError, HudiMetaError
-from hudi_meta.planning.clean import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, policy_name
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 from hudi_meta.values import shown
 
 from . import store

@@ -12,7 +12,7 @@ from hudi_meta.format.file_names import BaseFileName, LogFileName, slice_of_file
 from hudi_meta.freshness import Histogram
 from hudi_meta.index.browse import LineageRows
 from hudi_meta.index.states import LinkState
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 
 # ---------------------------------------------------------------- histogram
 

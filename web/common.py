@@ -16,7 +16,7 @@ from hudi_meta.errors import BadValueError
 from hudi_meta.index import browse
 from hudi_meta.index.browse import MAX_PAGE_SIZE, Page, TableRow
 from hudi_meta.table.config import timeline_zone
-from hudi_meta.times import duration_ms, format_time_ms, parse_duration_ms, parse_time_ms, time_ms
+from hudi_meta.table.times import duration_ms, format_time_ms, parse_duration_ms, parse_time_ms, time_ms
 from hudi_meta.values import parse_flag, parse_whole, shown, whole_in_range
 
 from . import store

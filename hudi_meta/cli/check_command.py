@@ -15,7 +15,7 @@ from collections import Counter
 
 from sqlalchemy import Engine
 
-from hudi_meta.check import check_table
+from hudi_meta.check.index_drift import check_table
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store, store_label
 from hudi_meta.cli.output import write_json
 from hudi_meta.index.db import DB_ENV, make_engine, resolve_db_url

@@ -19,7 +19,7 @@ from hudi_meta.errors import BadValueError, HudiMetaError
 from hudi_meta.index.db import make_engine, resolve_db_url
 from hudi_meta.index.migrate import current_revision, head_revision, upgrade
 from hudi_meta.sync.catalog import HIVE_EXTRA
-from hudi_meta.times import parse_duration_ms, parse_point, parse_time_ms
+from hudi_meta.table.times import parse_duration_ms, parse_point, parse_time_ms
 from hudi_meta.values import parse_instant_time, parse_share, parse_text, parse_whole, shown
 
 EXIT_USAGE = 2

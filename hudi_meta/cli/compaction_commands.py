@@ -18,7 +18,9 @@ from hudi_meta.cli.common import (
     require_spark,
 )
 from hudi_meta.cli.output import write_json
-from hudi_meta.cli.progress import terminal_progress
+from hudi_meta.cli.terminal import terminal_progress
+from hudi_meta.compaction import strategies, triggers
+from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.run import MapTasks, event_time_field, oldest_pending, run_compaction
 from hudi_meta.compaction.schedule import (
     LOG_FILE_SIZE_THRESHOLD,
@@ -33,11 +35,9 @@ from hudi_meta.compaction.schedule import (
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionOperation
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.planning import strategies, triggers
 from hudi_meta.progress import Report
-from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
-from hudi_meta.times import format_time_ms, now_ms, parse_duration_ms, parse_time_ms
+from hudi_meta.table.times import format_time_ms, now_ms, parse_duration_ms, parse_time_ms
 
 STRATEGY = Choice.of(
     ("event-time", "log-file-size", "unbounded"),

@@ -13,7 +13,7 @@ from hudi_meta.cli.output import write_json
 from hudi_meta.freshness import Freshness
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.table.table import HudiTable
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 
 TIME_FIELDS = ("threshold_ms", "watermark_ms", "min_pending_event_time_ms")
 

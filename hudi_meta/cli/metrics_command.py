@@ -11,7 +11,7 @@ from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.metrics import render
-from hudi_meta.service.metrics import table_metric_values
+from hudi_meta.service.step_metrics import table_metric_values
 from hudi_meta.table.table import HudiTable
 
 

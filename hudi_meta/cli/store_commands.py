@@ -7,8 +7,8 @@ from typing import Any
 
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store, store_label, whole
 from hudi_meta.cli.output import write_json, write_rows
-from hudi_meta.cli.progress import terminal_progress
 from hudi_meta.cli.show import SHOW_FROM_FILES
+from hudi_meta.cli.terminal import terminal_progress
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import resolve_db_url
 from hudi_meta.index.indexer import Indexer

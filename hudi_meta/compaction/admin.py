@@ -26,13 +26,8 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_meta.compaction.unschedule import unschedule_compaction
-from hudi_meta.errors import HudiMetaError
-from hudi_meta.format.links import MODE_KEY, THRESHOLD_KEY
-from hudi_meta.format.log_reader import read_blocks
-from hudi_meta.format.table_service_metadata import CompactionPlan
-from hudi_meta.storage.base import FileInfo
-from hudi_meta.table.compaction_undo import (
+from hudi_meta.compaction.preconditions import check_compactable
+from hudi_meta.compaction.undo import (
     FileAction,
     Listing,
     Move,
@@ -45,8 +40,13 @@ from hudi_meta.table.compaction_undo import (
     run_moves,
     step_done,
 )
+from hudi_meta.compaction.unschedule import unschedule_compaction
+from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.links import MODE_KEY, THRESHOLD_KEY
+from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.format.table_service_metadata import CompactionPlan
+from hudi_meta.storage.base import FileInfo
 from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant, State
-from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import Timeline
 
@@ -314,7 +314,7 @@ def misplaced_slices(table: HudiTable) -> dict[str, Validation]:
 
 
 def journaled_instants(table: HudiTable) -> list[str]:
-    """Slices whose move journal (`table.compaction_undo`) is still there: an unschedule or repair stopped."""
+    """Slices whose move journal (`compaction.undo`) is still there: an unschedule or repair stopped."""
     root = posixpath.join(table.meta_path, ".temp")
     dirs = [i.name for i in table.storage.list_dir(root) if i.is_dir]
     return sorted(d for d in dirs if table.storage.exists(journal_path(table, d)))

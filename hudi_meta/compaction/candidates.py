@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, or_, select
 
+from hudi_meta.compaction.plan_records import LogFileInfo, SliceInfo
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import CARRY_LOG_VERSION
 from hudi_meta.gc_pause import paused_gc
@@ -23,7 +24,6 @@ from hudi_meta.index.models import (
 )
 from hudi_meta.index.sql import plain_rows
 from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus, PlanState
-from hudi_meta.planning.model import LogFileInfo, SliceInfo
 
 
 @paused_gc()

@@ -26,7 +26,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_meta.compaction.layout import plan_layout
+from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.stream import stream_new_base_file, with_file_name
+from hudi_meta.compaction.undo import plan_breakers
 from hudi_meta.compaction.unschedule import UnscheduleReport, unschedule_compaction
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import HudiMetaError
@@ -49,7 +51,6 @@ from hudi_meta.format.log_writer import arrow_avro_data_block, delete_block
 from hudi_meta.format.parquet_file import encode_parquet
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage import Storage, storage_for
-from hudi_meta.table.compaction_undo import plan_breakers
 from hudi_meta.table.config import TableConfig
 from hudi_meta.table.file_group_reader import (
     MergeMode,
@@ -63,7 +64,6 @@ from hudi_meta.table.file_group_reader import (
 )
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant
-from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.writer import WriteContext

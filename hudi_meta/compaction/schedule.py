@@ -12,20 +12,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine, text, update
 
+from hudi_meta.compaction import triggers
 from hudi_meta.compaction.candidates import candidate_slices
-from hudi_meta.errors import BadValueError, HudiMetaError
-from hudi_meta.format.table_service_metadata import CompactionPlan
-from hudi_meta.freshness import freshness
-from hudi_meta.gc_pause import paused_gc
-from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
-from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.models import hudi_table
-from hudi_meta.index.registry import event_time_field_of
-from hudi_meta.index.states import PlanState
-from hudi_meta.index.timeline import record_plan
-from hudi_meta.planning import triggers
-from hudi_meta.planning.plan import build_plan
-from hudi_meta.planning.strategies import (
+from hudi_meta.compaction.plan import build_plan
+from hudi_meta.compaction.preconditions import check_compactable
+from hudi_meta.compaction.strategies import (
     CompactionStrategy,
     EventTimeBasedCompactionStrategy,
     LogFileSizeBasedCompactionStrategy,
@@ -33,12 +24,21 @@ from hudi_meta.planning.strategies import (
     achieved_threshold,
     plan_operations,
 )
+from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.format.table_service_metadata import CompactionPlan
+from hudi_meta.freshness import freshness
+from hudi_meta.gc_pause import paused_gc
+from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.instants import record_plan
+from hudi_meta.index.models import hudi_table
+from hudi_meta.index.registry import event_time_field_of
+from hudi_meta.index.states import PlanState
 from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.lock import table_lock
-from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
-from hudi_meta.times import describe_time_ms, format_time_ms
+from hudi_meta.table.times import describe_time_ms, format_time_ms
 from hudi_meta.values import ascii_integer
 
 STRATEGIES = ("event-time", "log-file-size", "unbounded")

@@ -1,7 +1,7 @@
 """`compaction unschedule`: take back a compaction that did not complete, as if it had never been scheduled.
 
 A requested plan wrote nothing but its plan, yet writers may have appended log files into its slices: those
-move back into the slices the plan compacts (`table.compaction_undo`), then the plan's instant files go, with
+move back into the slices the plan compacts (`compaction.undo`), then the plan's instant files go, with
 no rollback instant (Java's `unscheduleCompactionPlan` deletes the requested file the same way). A plan that
 ran in part (inflight, or a rollback of it that was interrupted) is rolled back (`table.rollback`): the same
 steps plus the files the run wrote, recorded by a rollback instant. A completed compaction is refused: it is
@@ -9,17 +9,17 @@ rolled back only explicitly (`hudi-meta rollback TABLE INSTANT --completed-compa
 
 Afterwards the table reads as it did before the plan (same records, in the same merge order), and a new
 `compaction schedule` plans its file groups again. Writers must be stopped while it runs (see
-`table.compaction_undo`); a kill -9 at any point is finished by running it again.
+`compaction.undo`); a kill -9 at any point is finished by running it again.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hudi_meta.compaction.preconditions import check_compactable
+from hudi_meta.compaction.undo import FileAction, execute_undo, plan_undo, refuse_pending_writes
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.table.compaction_undo import FileAction, execute_undo, plan_undo, refuse_pending_writes
 from hudi_meta.table.instant import State
-from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.rollback import pending_rollback_of, rollback_compaction
 from hudi_meta.table.table import HudiTable
 

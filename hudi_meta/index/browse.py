@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, Select, and_, func, or_, select
 
 from hudi_meta.format.file_names import slice_of_file
+from hudi_meta.index.instants import ARCHIVED_KEY
 from hudi_meta.index.models import (
     cleaned_file_table,
     compaction_operation_table,
@@ -32,7 +33,6 @@ from hudi_meta.index.models import (
     sync_run_table,
 )
 from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus, InstantState
-from hudi_meta.index.timeline import ARCHIVED_KEY
 from hudi_meta.table.instant import ACTIONS, instant_epoch_ms
 
 MAX_PAGE_SIZE = 500

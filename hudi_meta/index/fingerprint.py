@@ -16,6 +16,7 @@ from sqlalchemy import Engine, select
 from hudi_meta.freshness import last_event_time_compaction
 from hudi_meta.index import event_time_source as ets
 from hudi_meta.index.compactions import completed_compactions
+from hudi_meta.index.instants import ARCHIVED_KEY
 from hudi_meta.index.models import (
     cleaned_file_table,
     compaction_operation_table,
@@ -27,7 +28,6 @@ from hudi_meta.index.models import (
     log_block_table,
     log_file_table,
 )
-from hudi_meta.index.timeline import ARCHIVED_KEY
 
 Row = tuple[Any, ...]
 

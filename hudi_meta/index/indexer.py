@@ -23,12 +23,12 @@ from sqlalchemy import Engine
 from hudi_meta.gc_pause import paused_gc
 from hudi_meta.index.event_times import resolve_event_times, resolve_status
 from hudi_meta.index.files import sync_files
+from hudi_meta.index.instants import sync_timeline
 from hudi_meta.index.late_records import count_late_records
 from hudi_meta.index.lineage import sync_links
 from hudi_meta.index.registry import event_time_field_of, mark_indexed, register_table, table_id_of
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import table_lock
-from hudi_meta.index.timeline import sync_timeline
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.table import HudiTable
 

@@ -66,17 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hudi_meta.compaction.schedule import (
-    DATA_LATENCY_KEY,
-    MAX_DELTA_COMMITS,
-    MAX_DELTA_SECONDS,
-    Limit,
-    LimitError,
-    ScheduleRequest,
-)
-from hudi_meta.errors import HudiMetaError
-from hudi_meta.planning import triggers
-from hudi_meta.planning.clean import (
+from hudi_meta.clean.plan import (
     KEEP_LATEST_BY_HOURS,
     MAX_HOURS_RETAINED,
     MAX_RETAINED,
@@ -86,11 +76,21 @@ from hudi_meta.planning.clean import (
     CleanPolicy,
     misplaced_retention,
 )
+from hudi_meta.compaction import triggers
+from hudi_meta.compaction.schedule import (
+    DATA_LATENCY_KEY,
+    MAX_DELTA_COMMITS,
+    MAX_DELTA_SECONDS,
+    Limit,
+    LimitError,
+    ScheduleRequest,
+)
+from hudi_meta.errors import HudiMetaError
 from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.sync.catalog import MODES as CATALOG_MODES
 from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S
 from hudi_meta.table.table import HudiTable
-from hudi_meta.times import parse_duration_ms
+from hudi_meta.table.times import parse_duration_ms
 from hudi_meta.values import parse_identifier
 
 CONFIG_ENV = "HUDI_META_CONFIG"

@@ -18,12 +18,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from hudi_meta.clean import check_cleanable, run_clean
+from hudi_meta.clean.plan import CleanPolicy
+from hudi_meta.clean.run import check_cleanable, run_clean
 from hudi_meta.compaction.schedule import WriteInProgressError, schedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import register_table
-from hudi_meta.planning.clean import CleanPolicy
 from hudi_meta.service.config import ServiceConfig, TableSettings
 from hudi_meta.service.records import (
     StepStatus,

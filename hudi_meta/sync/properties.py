@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hudi_meta.freshness import Freshness
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 
 PREFIX = "hoodie.ro.event.time."
 THRESHOLD = PREFIX + "threshold"

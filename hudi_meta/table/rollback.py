@@ -28,6 +28,16 @@ import posixpath
 import time
 from dataclasses import dataclass, field
 
+from hudi_meta.compaction.preconditions import check_compactable
+from hudi_meta.compaction.undo import (
+    FileAction,
+    check_rollback_of_completed,
+    execute_undo,
+    instant_path,
+    plan_undo,
+    refuse_pending_writes,
+    step_done,
+)
 from hudi_meta.errors import CorruptFileError, HudiMetaError
 from hudi_meta.format.file_names import slice_of_file
 from hudi_meta.format.log_reader import written_only_by
@@ -40,19 +50,9 @@ from hudi_meta.format.table_service_metadata import (
     RollbackPlan,
     RollbackRequest,
 )
-from hudi_meta.table.compaction_undo import (
-    FileAction,
-    check_rollback_of_completed,
-    execute_undo,
-    instant_path,
-    plan_undo,
-    refuse_pending_writes,
-    step_done,
-)
 from hudi_meta.table.heartbeat import HeartbeatConfig, delete_heartbeat, is_expired
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.markers import APPEND, CREATE, Marker, delete_markers, list_markers
-from hudi_meta.table.preconditions import check_compactable
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 

@@ -52,7 +52,7 @@ from hudi_meta.table.fs_view import (
     visible_groups,
 )
 from hudi_meta.table.timeline import Timeline
-from hudi_meta.times import parse_instant
+from hudi_meta.table.times import parse_instant
 
 META_DIR = ".hoodie"
 PROPERTIES = "hoodie.properties"

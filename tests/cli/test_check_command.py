@@ -16,9 +16,9 @@ from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
+from tests.check.test_files import compacted_three_times, foreign_clean, links_of
 from tests.cli.helpers import cli, store_dump, tree
 from tests.compaction.core import CoreTable, at, rows
-from tests.table.test_check import compacted_three_times, foreign_clean, links_of
 
 FINDING_KEYS = {"kind", "path", "detail", "instant", "target", "age_ms"}
 

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from hudi_meta.spark import writer
 from pyspark.sql import SparkSession
 
-from hudi_meta.event_stream import StreamSpec, create_events_table, generate
+from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.format.block_content import decode_data_block
 from hudi_meta.format.log_reader import read_blocks, read_content
 from hudi_meta.table.table import HudiTable

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, insert
 
 from hudi_meta.compaction.candidates import candidate_slices
+from hudi_meta.compaction.plan_records import LogFileInfo, SliceInfo
 from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import (
     compaction_operation_table,
@@ -38,7 +39,6 @@ from hudi_meta.index.models import (
     log_block_table,
     log_file_table,
 )
-from hudi_meta.planning.model import LogFileInfo, SliceInfo
 from tests.index.conftest import module_store
 
 INSTANTS = [f"2026010100000{i}000" for i in range(1, 8)]

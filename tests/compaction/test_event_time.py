@@ -89,7 +89,7 @@ def test_copy_mode_exact(spark: SparkSession, engine: Engine, tmp_path: Path) ->
 
 @pytest.mark.slow
 def test_writers_during_a_pending_compaction_lose_nothing(spark: SparkSession, engine: Engine, tmp_path: Path) -> None:
-    from hudi_meta.event_stream import StreamSpec, generate
+    from hudi_meta.demo.event_stream import StreamSpec, generate
 
     path = str(tmp_path / "events")
     model, watermarks = write_events(spark, path)

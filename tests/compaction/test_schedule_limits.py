@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from hudi_meta.compaction import triggers
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.planning import triggers
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
 from tests.cli.helpers import cli, tree

@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from hudi_meta.compaction import undo as compaction_undo
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.table import compaction_undo
 from hudi_meta.table.table import HudiTable
 from tests.compaction.core import DEFAULT_PAYLOAD, CoreTable, at, rows
 from tests.crashes import Crash, crash_at

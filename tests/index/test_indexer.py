@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pytest
 from sqlalchemy import Engine, delete, update
 
+from hudi_meta.demo.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.format.block_content import decode_data_block
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.log_reader import read_blocks, read_content
@@ -25,7 +26,6 @@ from hudi_meta.index.registry import table_id_of
 from hudi_meta.storage import LocalStorage
 from hudi_meta.table.event_time import to_epoch_ms
 from hudi_meta.table.instant import instant_epoch_ms
-from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 from tests.conftest import table_zips

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select, text
 
+from hudi_meta.demo.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
@@ -24,7 +25,6 @@ from hudi_meta.index.models import (
     log_block_table,
     log_file_table,
 )
-from hudi_meta.table.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.table.table import HudiTable
 
 SPEC = SyntheticSpec(partitions=2, file_groups_per_partition=10, commits=4, blocks_per_commit=150, records_per_block=2)

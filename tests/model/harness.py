@@ -20,7 +20,9 @@ from typing import Any
 import pyarrow as pa
 from sqlalchemy import Engine
 
-from hudi_meta.clean import run_clean
+from hudi_meta.check.files import PLAN_ORDER_BROKEN, PLAN_SLICE_CHANGED, UNCOMMITTED_LINK, check_files
+from hudi_meta.clean.plan import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
+from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.run import PlanTakenBackError, run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
@@ -35,11 +37,9 @@ from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
-from hudi_meta.planning.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
-from hudi_meta.table.check import PLAN_ORDER_BROKEN, PLAN_SLICE_CHANGED, UNCOMMITTED_LINK, check_files
 from hudi_meta.table.cleaned import CleanedDataError
 from hudi_meta.table.conflicts import WriteConflictError
 from hudi_meta.table.instant import WRITE_ACTIONS

@@ -34,8 +34,8 @@ from hypothesis.stateful import (
 )
 from pyspark.sql import SparkSession
 
+from hudi_meta.clean.plan import POLICIES
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
-from hudi_meta.planning.clean import POLICIES
 from hudi_meta.table.table import HudiTable
 from tests.model.harness import KEYS, ModelTable, Op, bucket_of, partition_of
 from tests.model.model import PAYLOADS

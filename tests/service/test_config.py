@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_meta.planning import triggers
+from hudi_meta.compaction import triggers
 from hudi_meta.service.config import ConfigError, load_config
 from tests.cli.helpers import cli
 from tests.compaction.core import CoreTable, rows

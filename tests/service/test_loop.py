@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.planning import triggers
+from hudi_meta.compaction import triggers
 from hudi_meta.service.config import LoopSettings, ServiceConfig, SparkSettings, TableSettings
 from hudi_meta.service.loop import Service
 from hudi_meta.service.records import all_steps

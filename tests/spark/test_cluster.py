@@ -24,7 +24,7 @@ from urllib.request import urlopen
 import pyspark
 import pytest
 
-from hudi_meta.event_stream import StreamSpec, generate, write_batches
+from hudi_meta.demo.event_stream import StreamSpec, generate, write_batches
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable

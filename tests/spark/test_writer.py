@@ -15,8 +15,8 @@ from hudi_meta.spark import reader, writer
 from hudi_meta.spark.ingest import IngestOptions
 from pyspark.sql import SparkSession
 
+from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.errors import BadValueError
-from hudi_meta.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.format.block_content import decode_data_block
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks, read_content

@@ -15,7 +15,7 @@ import pytest
 from hudi_meta.spark import writer
 from pyspark.sql import SparkSession
 
-from hudi_meta.event_stream import StreamSpec, create_events_table, generate, write_batches
+from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate, write_batches
 from hudi_meta.format.properties import format_properties, parse_properties, with_checksum
 from hudi_meta.table.heartbeat import INTERVAL_KEY, MISSES_KEY
 from hudi_meta.table.instant import Action

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_meta.event_stream import StreamSpec, create_events_table, generate
+from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.table import bucket_index
 from hudi_meta.table.table import HudiTable

@@ -212,7 +212,7 @@ def test_spark_ingests_compacts_and_reads_a_table_on_s3(
     from hudi_meta.spark import compaction, writer
     from hudi_meta.spark.reader import read as spark_read
 
-    from hudi_meta.event_stream import StreamSpec, generate, write_batches
+    from hudi_meta.demo.event_stream import StreamSpec, generate, write_batches
     from tests.spark.model import Model, rows_of
 
     uri = f"s3://{s3_server.bucket()}/events"

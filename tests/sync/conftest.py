@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_meta.sync.local_servers import LocalServer, hiveserver2, pyspark_home
+from hudi_meta.demo.local_servers import LocalServer, hiveserver2, pyspark_home
 
 SHIM_SOURCES = Path(__file__).parent / "shim"
 

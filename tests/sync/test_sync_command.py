@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.sync.local_servers import free_port
+from hudi_meta.demo.local_servers import free_port
 from tests.cli.helpers import cli
 from tests.compaction.core import CoreTable, rows
 from tests.sync.helpers import compacted_table, raw_table

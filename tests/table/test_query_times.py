@@ -11,7 +11,7 @@ import pytest
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.table.table import Query
-from hudi_meta.times import parse_instant
+from hudi_meta.table.times import parse_instant
 from tests.compaction.core import CoreTable, by_id, rows
 
 

@@ -16,13 +16,13 @@ from flask.testing import FlaskClient
 from hudi_meta.web import create_app
 from sqlalchemy import Engine
 
-from hudi_meta.clean import run_clean
+from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, CleanPolicy
+from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.registry import table_id_of
-from hudi_meta.planning.clean import KEEP_LATEST_COMMITS, CleanPolicy
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
 from tests.compaction.core import CoreTable, TwoRegions, at, compact_three_times, region_rows

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from werkzeug.test import TestResponse
 
 from hudi_meta.errors import BadValueError
-from hudi_meta.times import MAX_DURATION_MS, MAX_TIME_MS
+from hudi_meta.table.times import MAX_DURATION_MS, MAX_TIME_MS
 from tests.cli.helpers import store_dump
 from tests.compaction.core import at
 from tests.web.conftest import TOKEN, UiStore

@@ -13,7 +13,7 @@ from hudi_meta.web import create_app
 
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.sync.catalog import open_catalog
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 from tests.compaction.core import at
 from tests.web.conftest import TOKEN, UiStore
 from tests.web.test_security import data_files, sign_in, timeline_files

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 from tests.cli.helpers import cli
 from tests.compaction.core import at
 from tests.web.conftest import UiStore

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 from tests.compaction.core import at
 from tests.web.conftest import TOKEN, UiStore
 

@@ -15,7 +15,7 @@ from markupsafe import escape
 from prometheus_client.parser import text_string_to_metric_families
 
 from hudi_meta.format.table_service_metadata import CleanMetadata
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 from tests.compaction.core import at
 from tests.web.conftest import EVIL_NAME, UiStore
 

@@ -14,20 +14,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hudi_meta.check import check_table
-from hudi_meta.clean import run_clean
+from hudi_meta.check.index_drift import check_table
+from hudi_meta.clean.plan import KEEP_LATEST_FILE_VERSIONS, CleanPolicy
+from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.event_stream import StreamSpec, create_events_table, generate
+from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
+from hudi_meta.demo.local_servers import metastore
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import link_rows
 from hudi_meta.index.registry import table_id_of
-from hudi_meta.planning.clean import KEEP_LATEST_FILE_VERSIONS, CleanPolicy
-from hudi_meta.sync.local_servers import metastore
 from hudi_meta.sync.properties import FRESHNESS_KEYS
 from hudi_meta.table.table import HudiTable
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 
 
 def run_quickstart(workdir: Path, batches: int = 6, rows: int = 500, ui_port: int | None = 8080) -> None:

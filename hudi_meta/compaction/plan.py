@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hudi_meta.compaction.plan_records import PlannedOperation
+from hudi_meta.compaction.strategies import CompactionStrategy
 from hudi_meta.format.links import (
     CARRY_KEY,
     CARRY_LOG_VERSION,
@@ -19,8 +21,6 @@ from hudi_meta.format.table_service_metadata import (
     SymlinkOperation,
 )
 from hudi_meta.gc_pause import paused_gc
-from hudi_meta.planning.model import PlannedOperation
-from hudi_meta.planning.strategies import CompactionStrategy
 
 
 def link_operations(op: PlannedOperation, instant: str) -> tuple[SymlinkOperation, ...]:

@@ -1,4 +1,4 @@
-"""`table/check.py`: a table compacted three times (symlink and copy mode) checks clean; what a cleaner that
+"""`check/files.py`: a table compacted three times (symlink and copy mode) checks clean; what a cleaner that
 ignores links, an edited copy, a dropped file, a killed compaction or a lost base file leaves is found, every
 file named. Java-written fixture tables check clean. Expected findings are worked out from the layout each
 test builds, never taken from the code under test."""
@@ -13,15 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.check import check_table
-from hudi_meta.clean import run_clean
-from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
-from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY
-from hudi_meta.index.indexer import Indexer
-from hudi_meta.planning.clean import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
-from hudi_meta.table.check import (
+from hudi_meta.check.files import (
     COPY_DIFFERS,
     DANGLING_LINK,
     LINK_TO_LINK,
@@ -37,6 +29,14 @@ from hudi_meta.table.check import (
     format_age,
     orphan_by_blocks,
 )
+from hudi_meta.check.index_drift import check_table
+from hudi_meta.clean.plan import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
+from hudi_meta.clean.run import run_clean
+from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
+from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY
+from hudi_meta.index.indexer import Indexer
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
 from tests.compaction.core import CoreTable, at, rows

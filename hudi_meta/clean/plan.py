@@ -32,7 +32,7 @@ from typing import NamedTuple
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import format_instant
-from hudi_meta.times import MAX_DURATION_MS
+from hudi_meta.table.times import MAX_DURATION_MS
 from hudi_meta.values import JAVA_INT_MAX
 
 KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"

@@ -1,4 +1,4 @@
-"""Clean a table: finish pending cleans, plan from the index (`hudi_meta.planning.clean`), write Hudi's clean
+"""Clean a table: finish pending cleans, plan from the index (`hudi_meta.clean.plan`), write Hudi's clean
 instants and delete, so the store and every reader (ours, hudi-rs, Java) keep seeing the same table.
 
 Instants are written as Java's `CleanPlanActionExecutor` / `CleanActionExecutor` write them on a version-6
@@ -30,6 +30,19 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from hudi_meta.clean.plan import (
+    DELETE_FILE,
+    DELETE_LINK,
+    CleanAction,
+    CleanFile,
+    CleanGroup,
+    CleanPlanResult,
+    CleanPolicy,
+    CleanSlice,
+    CleanTimeline,
+    TimelineEntry,
+    plan_clean,
+)
 from hudi_meta.compaction.schedule import schedule_lock
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import CorruptFileError, UnsupportedTableError
@@ -47,19 +60,6 @@ from hudi_meta.format.table_service_metadata import (
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import file_group_table, file_slice_table, link_table, log_block_table, log_file_table
 from hudi_meta.index.states import LinkState
-from hudi_meta.planning.clean import (
-    DELETE_FILE,
-    DELETE_LINK,
-    CleanAction,
-    CleanFile,
-    CleanGroup,
-    CleanPlanResult,
-    CleanPolicy,
-    CleanSlice,
-    CleanTimeline,
-    TimelineEntry,
-    plan_clean,
-)
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable

@@ -1,5 +1,5 @@
-"""`hudi_meta/check.py`: index drift (the store against a fresh index of the files), on SQLite and PostgreSQL
-stores, combined with the file-level findings."""
+"""`hudi_meta/check/index_drift.py`: index drift (the store against a fresh index of the files), on SQLite and
+PostgreSQL stores, combined with the file-level findings."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.check import check_table, drift_findings
+from hudi_meta.check.files import DANGLING_LINK, INDEX_DRIFT
+from hudi_meta.check.index_drift import check_table, drift_findings
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.table.check import DANGLING_LINK, INDEX_DRIFT
 from hudi_meta.table.table import HudiTable
+from tests.check.test_files import compacted_three_times, foreign_clean, links_of
 from tests.compaction.core import CoreTable, rows
 from tests.index.conftest import _pg_upgraded_template, db_url  # noqa: F401  (fixtures)
-from tests.table.test_check import compacted_three_times, foreign_clean, links_of
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""`check`: the file-level findings of `table/check.py` plus index drift, the metadata store against a fresh
+"""`check`: the file-level findings of `check/files.py` plus index drift, the metadata store against a fresh
 index of the same files.
 
 Index drift is checked only when a store is given and the table is registered there. The fresh index goes
@@ -17,12 +17,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from hudi_meta.check.files import INDEX_DRIFT, KINDS, Finding, check_files
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.registry import event_time_field_of, table_id_of
-from hudi_meta.table.check import INDEX_DRIFT, KINDS, Finding, check_files
 from hudi_meta.table.table import HudiTable
 
 Row = tuple[Any, ...]

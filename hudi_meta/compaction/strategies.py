@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hudi_meta.compaction.plan_records import LogFileInfo, PlannedOperation, SliceInfo
 from hudi_meta.format.links import THRESHOLD_PARAM
 from hudi_meta.gc_pause import paused_gc
-from hudi_meta.planning.model import LogFileInfo, PlannedOperation, SliceInfo
 
 EVENT_TIME_STRATEGY = "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy"
 LOG_FILE_SIZE_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"

@@ -34,17 +34,17 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hudi_meta.compaction.undo import plan_breakers
 from hudi_meta.errors import CorruptFileError, HudiMetaError
 from hudi_meta.format.file_names import BaseFileName, LogFileName, slice_of_file
 from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY, THRESHOLD_KEY, carry_log_name, has_carry_log
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionPlan, RollbackMetadata
 from hudi_meta.storage.base import Storage
-from hudi_meta.table.compaction_undo import plan_breakers
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.table import HudiTable
-from hudi_meta.times import format_time_ms
+from hudi_meta.table.times import format_time_ms
 
 DANGLING_LINK = "dangling-link"
 LINK_TO_LINK = "link-to-link"
@@ -56,7 +56,7 @@ UNCOMMITTED_LINK = "uncommitted-link"
 UNSUPPORTED_FRESHNESS = "unsupported-freshness"
 PLAN_SLICE_CHANGED = "plan-slice-changed"
 PLAN_ORDER_BROKEN = "plan-order-broken"
-INDEX_DRIFT = "index-drift"  # found by `hudi_meta.check` (the store against a fresh index of the files)
+INDEX_DRIFT = "index-drift"  # found by `hudi_meta.check.index_drift` (the store against a fresh index of the files)
 KINDS = (
     DANGLING_LINK,
     LINK_TO_LINK,

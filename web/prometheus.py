@@ -11,7 +11,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from hudi_meta.index import browse
 from hudi_meta.metrics import render
-from hudi_meta.service.metrics import table_metric_values
+from hudi_meta.service.step_metrics import table_metric_values
 
 from . import store
 from .common import now_ms, table_state, zone_of

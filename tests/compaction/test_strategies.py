@@ -5,18 +5,18 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hudi_meta.format.file_names import LogFileName
-from hudi_meta.format.table_service_metadata import CompactionPlan
-from hudi_meta.planning import triggers
-from hudi_meta.planning.model import LogFileInfo, SliceInfo
-from hudi_meta.planning.plan import build_plan
-from hudi_meta.planning.strategies import (
+from hudi_meta.compaction import triggers
+from hudi_meta.compaction.plan import build_plan
+from hudi_meta.compaction.plan_records import LogFileInfo, SliceInfo
+from hudi_meta.compaction.strategies import (
     EventTimeBasedCompactionStrategy,
     LogFileSizeBasedCompactionStrategy,
     UnBoundedCompactionStrategy,
     achieved_threshold,
     plan_operations,
 )
+from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.table_service_metadata import CompactionPlan
 
 B, C = "20260101000000000", "20260102000000000"
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hudi_meta.errors import BadValueError
 from hudi_meta.table.event_time import to_epoch_ms
-from hudi_meta.times import (
+from hudi_meta.table.times import (
     MAX_DURATION_MS,
     MAX_TIME_MS,
     duration_ms,

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.planning.clean import (
+from hudi_meta.clean.plan import (
     DELETE_FILE,
     DELETE_LINK,
     KEEP,
@@ -32,6 +31,7 @@ from hudi_meta.planning.clean import (
     earliest_commit_to_retain,
     plan_clean,
 )
+from hudi_meta.format.file_names import BaseFileName, LogFileName
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 HOUR_MS = 3_600_000

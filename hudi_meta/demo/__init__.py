@@ -1,0 +1,1 @@
+"""The demo and test scaffolding: the quickstart, an event stream, synthetic tables and local Hive servers."""
