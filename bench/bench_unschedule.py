@@ -31,12 +31,12 @@ from pathlib import Path
 from workspace import T0, records
 
 from hudi_meta.compaction.admin import validate
+from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
-from hudi_meta.table.rollback import rollback_compaction
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, create_table
 

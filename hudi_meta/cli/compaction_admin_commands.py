@@ -20,14 +20,15 @@ from sqlalchemy.exc import SQLAlchemyError
 from hudi_meta.cli.common import INSTANT, TEXT, Subparsers, add_command, open_store
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.compaction.admin import published_threshold, repair, validate
-from hudi_meta.compaction.undo import FileAction
+from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import resolve_db_url
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import table_id_of
+from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action
-from hudi_meta.table.rollback import pending_rollback_of, rollback_compaction, rollback_failed_write
+from hudi_meta.table.rollback import pending_rollback_of, rollback_failed_write
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_time_ms
 

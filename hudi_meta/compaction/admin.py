@@ -28,7 +28,6 @@ from typing import Any
 
 from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.undo import (
-    FileAction,
     Listing,
     Move,
     instant_path,
@@ -46,6 +45,7 @@ from hudi_meta.format.links import MODE_KEY, THRESHOLD_KEY
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.storage.base import FileInfo
+from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import Timeline

@@ -33,7 +33,6 @@ import posixpath
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.file_names import BaseFileName, LogFileName
@@ -41,6 +40,7 @@ from hudi_meta.format.links import carry_log_name, has_carry_log, reserved_log_f
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage.base import FileInfo
+from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant, State
 from hudi_meta.table.markers import list_markers, markers_dir
 from hudi_meta.table.table import HudiTable
@@ -68,26 +68,6 @@ def step_done(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     if _crash_hook is not None:
         _crash_hook(_steps, name)
-
-
-@dataclass(frozen=True)
-class FileAction:
-    """One file operation of a table service, reported as (operation, source, target, done, error)."""
-
-    operation: str
-    path: str  # the file acted on (a move's source), relative to the base path
-    done: bool
-    error: str | None = None
-    target: str | None = None  # where a move puts the file
-
-    def row(self) -> dict[str, Any]:
-        return {
-            "operation": self.operation,
-            "source": self.path,
-            "target": self.target,
-            "done": self.done,
-            "error": self.error,
-        }
 
 
 @dataclass(frozen=True)

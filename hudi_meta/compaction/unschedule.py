@@ -17,10 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hudi_meta.compaction.preconditions import check_compactable
-from hudi_meta.compaction.undo import FileAction, execute_undo, plan_undo, refuse_pending_writes
+from hudi_meta.compaction.rollback import rollback_compaction
+from hudi_meta.compaction.undo import execute_undo, plan_undo, refuse_pending_writes
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import State
-from hudi_meta.table.rollback import pending_rollback_of, rollback_compaction
+from hudi_meta.table.rollback import pending_rollback_of
 from hudi_meta.table.table import HudiTable
 
 

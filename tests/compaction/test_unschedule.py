@@ -15,12 +15,13 @@ from sqlalchemy import Engine
 
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.compaction.undo import CRASH_AT_ENV, FileAction
+from hudi_meta.compaction.undo import CRASH_AT_ENV
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import carry_log_name
 from hudi_meta.format.table_service_metadata import RollbackMetadata
+from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action
 from tests.compaction.core import (
     DEFAULT_PAYLOAD,

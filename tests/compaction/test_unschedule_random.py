@@ -17,11 +17,11 @@ import pyarrow as pa
 import pytest
 from sqlalchemy import Engine
 
+from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.table.rollback import rollback_compaction
 from tests.compaction.core import DEFAULT_PAYLOAD, EVENT_TIME_PAYLOAD, OVERWRITE_PAYLOAD, CoreTable, at, hudi_rs_read
 from tests.compaction.undo_helpers import data_files, leftovers, run_until
 

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.compaction.admin import published_threshold
+from hudi_meta.compaction.rollback import CompletedCompactionError, rollback_compaction
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.errors import HudiMetaError
@@ -19,7 +20,6 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.queries import plan_rows, timeline_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.table.instant import Action
-from hudi_meta.table.rollback import CompletedCompactionError, rollback_compaction
 from tests.compaction.core import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, CoreTable, at, hudi_rs_read, rows
 from tests.compaction.undo_helpers import (
     data_files,

@@ -13,12 +13,12 @@ from pyspark.sql import SparkSession
 from sqlalchemy import Engine
 
 from hudi_meta.compaction.admin import published_threshold, validate
+from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.run import set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.demo.event_stream import StreamSpec, generate
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.table.rollback import rollback_compaction
 from hudi_meta.table.table import HudiTable
 from tests.compaction.helpers import append, write_events
 from tests.compaction.undo_helpers import leftovers

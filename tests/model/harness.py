@@ -23,6 +23,7 @@ from sqlalchemy import Engine
 from hudi_meta.check.files import PLAN_ORDER_BROKEN, PLAN_SLICE_CHANGED, UNCOMMITTED_LINK, check_files
 from hudi_meta.clean.plan import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.clean.run import run_clean
+from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.run import PlanTakenBackError, run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
@@ -44,7 +45,7 @@ from hudi_meta.table.cleaned import CleanedDataError
 from hudi_meta.table.conflicts import WriteConflictError
 from hudi_meta.table.instant import WRITE_ACTIONS
 from hudi_meta.table.markers import APPEND, create_marker
-from hudi_meta.table.rollback import rollback_compaction, rollback_failed_write, rollback_failed_writes
+from hudi_meta.table.rollback import rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.demo.local_servers import LocalServer, metastore
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.sync.catalog import open_catalog
 from hudi_meta.sync.hive_schema import sync_definitions
 from hudi_meta.sync.hive_sync import table_schema
 from hudi_meta.sync.hms import HmsCatalog
-from hudi_meta.table.rollback import rollback_compaction
 from tests.compaction.core import at, rows
 from tests.sync.helpers import (
     FAST_RETRIES,

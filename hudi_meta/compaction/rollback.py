@@ -1,0 +1,163 @@
+"""Rollback of a compaction, inflight or completed (`hudi-meta rollback TABLE INSTANT [--completed-compaction]`).
+
+A compaction is rolled back as a whole (`rollback_compaction`): everything it wrote goes and the log files writers
+appended into its slice move back into the slice it compacted (`compaction_undo.py`), its plan is deleted, and a
+rollback instant records it, as Java records one for a compaction. An inflight compaction is rolled back on request;
+a completed one only when the caller says so explicitly (`completed=True`) and no write appended to its slices since
+(as Java, which rolls back later commits first: their write stats name the compaction's files), because that deletes
+its commit: the threshold that commit published (`hoodie.compaction.event.time.threshold` in its extraMetadata)
+leaves the timeline, and the newest earlier completed compaction's threshold is the published one again. The commit
+is the first file deleted, so from then on no reader takes the compaction's files for committed, and the rollback
+instant completes last: a rollback killed at any point is finished by running it again (a pending rollback of the
+compaction is found and continued).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+
+from hudi_meta.compaction.preconditions import check_compactable
+from hudi_meta.compaction.undo import (
+    check_rollback_of_completed,
+    execute_undo,
+    instant_path,
+    plan_undo,
+    refuse_pending_writes,
+    step_done,
+)
+from hudi_meta.errors import CorruptFileError, HudiMetaError
+from hudi_meta.format.file_names import slice_of_file
+from hudi_meta.format.table_service_metadata import (
+    CompactionPlan,
+    InstantInfo,
+    RollbackMetadata,
+    RollbackPartitionMetadata,
+    RollbackPlan,
+    RollbackRequest,
+)
+from hudi_meta.table.file_actions import FileAction
+from hudi_meta.table.instant import Action, Instant, State
+from hudi_meta.table.rollback import RollbackReport, pending_rollback_of
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+
+
+class CompletedCompactionError(HudiMetaError):
+    """A completed compaction is rolled back only when asked for explicitly."""
+
+
+def rollback_compaction(
+    table: HudiTable, target: str, completed: bool = False, dry_run: bool = False
+) -> RollbackReport:
+    """Roll back compaction `target` (inflight, or completed when `completed`): see the module doc.
+
+    Refused, with nothing written: an unknown instant, one that is not a compaction, a plan that never ran
+    (`compaction unschedule` takes it back), a completed compaction without `completed`, a pending write, and a
+    completed compaction whose rollback would lose or change records (`check_rollback_of_completed`)."""
+    check_compactable(table)
+    tl = table.timeline
+    existing = pending_rollback_of(table, target)
+    state = tl.instant(target)
+    if existing is None:
+        if state is None:
+            raise HudiMetaError(f"no instant {target} on {table.base_path}")
+        if not tl.is_compaction(target):
+            raise HudiMetaError(f"{target} is a {state.action}, not a compaction")
+        if state.state == State.REQUESTED:
+            raise HudiMetaError(
+                f"compaction {target} is only requested (it never ran): take it back with "
+                f"`hudi-meta compaction unschedule {table.base_path} {target}`"
+            )
+    is_completed = state is not None and state.is_completed
+    if is_completed and not completed:
+        raise CompletedCompactionError(
+            f"compaction {target} is completed: rolling it back deletes its base files and moves the published "
+            "freshness back to the compaction before it; pass --completed-compaction to do that"
+        )
+    refuse_pending_writes(table, f"rolling back compaction {target}")
+    plan = _plan_if_present(table, target) if state is not None else None
+    if is_completed and plan is not None:
+        check_rollback_of_completed(table, plan, target)
+    steps = plan_undo(table, plan, target)
+    rollback_time = existing.requested_time if existing else new_instant_time(i.requested_time for i in tl.instants)
+    if existing is not None:
+        rollback_plan = RollbackPlan.from_bytes(tl.requested_bytes(rollback_time, Action.ROLLBACK))
+    else:
+        action = Action.COMMIT if is_completed else Action.COMPACTION
+        rollback_plan = _compaction_rollback_plan(target, action, plan, steps.deletes)
+    report = RollbackReport(rollback_time, target, dry_run)
+    requested = instant_path(table, Instant(rollback_time, Action.ROLLBACK, State.REQUESTED))
+    done_path = instant_path(table, Instant(rollback_time, Action.ROLLBACK, State.COMPLETED))
+    if dry_run:
+        first = [] if existing else [FileAction("write_instant", requested, False)]
+        report.actions = [*first, *steps.actions(), FileAction("write_instant", done_path, False)]
+        return report
+    started = time.monotonic()
+    writer = TimelineWriter(table.storage, table.timeline_path)
+    if existing is None:
+        writer.request(Action.ROLLBACK, rollback_time, rollback_plan.to_bytes())
+        report.actions.append(FileAction("write_instant", requested, True))
+        step_done("write_instant")
+    writer.start(Action.ROLLBACK, rollback_time)
+
+    def still_no_writer() -> None:
+        table.reload()
+        refuse_pending_writes(table, f"finishing the rollback of compaction {target}")
+
+    execute_undo(table, plan, steps, report.actions, still_no_writer)
+    per_partition: dict[str, RollbackPartitionMetadata] = {}
+    for req in rollback_plan.rollback_requests:
+        meta = per_partition.get(req.partition_path, RollbackPartitionMetadata(partition_path=req.partition_path))
+        paths = tuple(f"{req.partition_path}/{n}" if req.partition_path else n for n in req.files_to_be_deleted)
+        per_partition[req.partition_path] = RollbackPartitionMetadata(
+            partition_path=req.partition_path, success_delete_files=(*meta.success_delete_files, *paths)
+        )
+    info = rollback_plan.instant_to_rollback or InstantInfo(target, Action.COMPACTION)
+    metadata = RollbackMetadata(
+        start_rollback_time=rollback_time,
+        time_taken_in_millis=int((time.monotonic() - started) * 1000),
+        total_files_deleted=sum(len(p.success_delete_files) for p in per_partition.values()),
+        commits_rollback=(target,),
+        partition_metadata=per_partition,
+        instants_rollback=(info,),
+    )
+    writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
+    report.actions.append(FileAction("write_instant", done_path, True))
+    table.reload()
+    return report
+
+
+def _plan_if_present(table: HudiTable, target: str) -> CompactionPlan | None:
+    requested = Instant(target, Action.COMPACTION, State.REQUESTED)
+    if not table.storage.exists(posixpath.join(table.timeline_path, requested.file_name(1))):
+        return None
+    try:
+        return table.compaction_plan(target)
+    except (ValueError, OSError, CorruptFileError) as e:
+        raise HudiMetaError(f"the plan of compaction {target} is unreadable: {e}") from e
+
+
+def _compaction_rollback_plan(
+    target: str, action: str, plan: CompactionPlan | None, deletes: tuple[tuple[str, str], ...]
+) -> RollbackPlan:
+    """Hudi's rollback plan of a compaction: per file group, the files it wrote that exist now."""
+    by_group: dict[tuple[str, str | None], list[str]] = {}
+    for _, path in deletes:
+        partition, _, name = path.rpartition("/")
+        found = slice_of_file(name)
+        by_group.setdefault((partition, found[0] if found else None), []).append(name)
+    requests = []
+    for op in plan.operations if plan is not None else ():
+        partition = op.partition_path or ""
+        names = by_group.get((partition, op.file_id))
+        if names:
+            requests.append(
+                RollbackRequest(
+                    partition_path=partition,
+                    file_id=op.file_id,
+                    latest_base_instant=op.base_instant_time,
+                    files_to_be_deleted=tuple(sorted(names)),
+                )
+            )
+    return RollbackPlan(instant_to_rollback=InstantInfo(target, action), rollback_requests=tuple(requests))
