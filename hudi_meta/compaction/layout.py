@@ -37,23 +37,16 @@ import pyarrow.compute as pc
 
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.table.event_time import to_epoch_ms
-from hudi_meta.table.file_group_reader import (
+from hudi_meta.table.file_group_reader import MergedRows, SliceRecords, merge_rows
+from hudi_meta.table.instant import instant_epoch_ms
+from hudi_meta.table.merge import LogRecord, MergeMode, MergeSpec, is_natural_order, log_replaces, replaces_base
+from hudi_meta.table.record_keys import (
     IS_DELETED_COLUMN,
-    LogRecord,
-    MergedRows,
-    MergeMode,
-    MergeSpec,
-    SliceRecords,
     drop_soft_deleted,
-    is_natural_order,
-    log_replaces,
-    merge_rows,
     ordering_values,
     record_key_array,
     record_keys,
-    replaces_base,
 )
-from hudi_meta.table.instant import instant_epoch_ms
 
 FILE_NAME_COLUMN = "_hoodie_file_name"  # where a version sits, not what it is
 

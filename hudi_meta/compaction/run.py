@@ -53,17 +53,15 @@ from hudi_meta.format.table_service_metadata import CompactionOperation, Compact
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.config import TableConfig
 from hudi_meta.table.file_group_reader import (
-    MergeMode,
-    MergeSpec,
     ReadStats,
     SliceRecords,
     base_file_errors,
-    is_natural_order,
     read_base_file,
     read_slice_records,
 )
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant
+from hudi_meta.table.merge import MergeMode, MergeSpec, is_natural_order
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.writer import WriteContext

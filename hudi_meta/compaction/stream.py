@@ -27,14 +27,9 @@ from hudi_meta.compaction.layout import FILE_NAME_COLUMN
 from hudi_meta.format.block_content import conform
 from hudi_meta.format.parquet_file import write_options
 from hudi_meta.storage import Storage
-from hudi_meta.table.file_group_reader import (
-    LogMerge,
-    MergeSpec,
-    SliceRecords,
-    base_file_errors,
-    drop_soft_deleted,
-    record_key_array,
-)
+from hudi_meta.table.file_group_reader import LogMerge, SliceRecords, base_file_errors
+from hudi_meta.table.merge import MergeSpec
+from hudi_meta.table.record_keys import drop_soft_deleted, record_key_array
 
 BATCH_ROWS = 65_536
 

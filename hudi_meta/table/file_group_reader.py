@@ -5,9 +5,9 @@ blocks of instants the caller does not see as committed (or after a time-travel 
 blocks (bad framing) are skipped and counted, as Java does, but a block whose framing is valid and whose
 content cannot be decoded stops the read: dropping it would lose committed records.
 
-Records merge as Java Hudi merges them for the table's payload class (0.x) or merge mode (1.x), see
-`MergeMode`: first the log records among themselves in log order, then the log winner of each key with the
-base record. A record with `_hoodie_is_deleted = true` that wins is a delete.
+Records merge by the rules of `table.merge` (the table's payload class or merge mode): first the log records
+among themselves in log order, then the log winner of each key with the base record. A record with
+`_hoodie_is_deleted = true` that wins is a delete.
 """
 
 from __future__ import annotations
@@ -16,11 +16,9 @@ import posixpath
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from enum import Enum
 from functools import cached_property
 from itertools import groupby
 from operator import itemgetter
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -40,41 +38,12 @@ from hudi_meta.format.block_content import (
 from hudi_meta.format.log_block import AVRO_BLOCK_TYPES, BlockType, LogBlock
 from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.storage.base import Storage
-
-RECORD_KEY_COLUMN = "_hoodie_record_key"
-IS_DELETED_COLUMN = "_hoodie_is_deleted"
-
-
-class MergeMode(Enum):
-    """How two versions of a record key merge; each follows Java Hudi's sources.
-
-    | mode | log vs log | log data vs base | log delete vs base |
-    | --- | --- | --- | --- |
-    | OVERWRITE_WITH_LATEST (0.x `OverwriteWithLatestAvroPayload`) | ordering | log wins | delete wins |
-    | DEFAULT_PAYLOAD (0.x `DefaultHoodieRecordPayload`, `EventTimeAvroPayload`) | ordering | ordering | delete wins |
-    | EVENT_TIME_ORDERING (1.x) | ordering | ordering | ordering (none: delete wins) |
-    | COMMIT_TIME_ORDERING (1.x) | later wins | log wins | delete wins |
-
-    "ordering": the larger ordering value wins and ties go to the later record. Among log records (0.x
-    `preCombine` and the log scanner), a delete with no ordering value (Java writes 0) always wins, and a data
-    record after a delete always wins (Java's "natural order for delete record").
-    """
-
-    OVERWRITE_WITH_LATEST = "OVERWRITE_WITH_LATEST"
-    DEFAULT_PAYLOAD = "DEFAULT_PAYLOAD"
-    EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
-    COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
-
-
-@dataclass(frozen=True)
-class MergeSpec:
-    """What the reader needs to know about the table to merge records."""
-
-    record_key_fields: tuple[str, ...]
-    ordering_field: str | None
-    populate_meta_fields: bool = True
-    complex_key: bool = False
-    merge_mode: MergeMode = MergeMode.OVERWRITE_WITH_LATEST
+from hudi_meta.table.merge import LogRecord, MergeMode, MergeSpec, log_replaces, replaces_base
+from hudi_meta.table.record_keys import (
+    IS_DELETED_COLUMN,
+    ordering_values,
+    record_key_array,
+)
 
 
 @dataclass
@@ -86,20 +55,6 @@ class ReadStats:
     rollback_blocks: int = 0
     log_records: int = 0
     skipped_blocks: int = 0
-
-
-@dataclass(frozen=True)
-class LogRecord:
-    """One record of a visible log block: data (`row` indexes the slice's log rows) or a delete (`row` None)."""
-
-    key: str
-    ordering: Any
-    row: int | None
-    instant: str  # the instant of the block that holds it
-
-    @property
-    def is_delete(self) -> bool:
-        return self.row is None
 
 
 @dataclass(frozen=True)
@@ -148,104 +103,6 @@ class SliceRecords:
         """The key of every log record, data rows in row order, then deletes (with repeats)."""
         deletes = [d.record_key for part in self.parts for d in part.deletes]
         return pa.concat_arrays([self.log_keys, pa.array(deletes, pa.string())])
-
-
-def record_keys(table: pa.Table, spec: MergeSpec, use_meta_column: bool = True) -> list[str]:
-    """Record keys of `table`: the meta column, or built from the key fields as the key generators do."""
-    keys = _key_array(table, spec, use_meta_column)
-    return keys.to_pylist() if keys is not None else _keys_one_by_one(table, spec)
-
-
-def record_key_array(table: pa.Table, spec: MergeSpec, use_meta_column: bool = True) -> pa.Array:
-    """`record_keys` as an Arrow string array: a null key reads "None", as `str` of it does there."""
-    keys = _key_array(table, spec, use_meta_column)
-    return keys if keys is not None else pa.array(_keys_one_by_one(table, spec), pa.string())
-
-
-def _key_array(table: pa.Table, spec: MergeSpec, use_meta_column: bool) -> pa.Array | None:
-    """The keys built with Arrow compute, or None where a key field's type is not spelt by Arrow as `str` spells
-    it in Python (floats, booleans, timestamps: those go `_keys_one_by_one`)."""
-    if use_meta_column and spec.populate_meta_fields and RECORD_KEY_COLUMN in table.column_names:
-        return pc.fill_null(table.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string()), "None")
-    texts = [_as_text(table.column(f)) for f in spec.record_key_fields]
-    if any(t is None for t in texts):
-        return None
-    if not spec.complex_key and len(texts) == 1:
-        return texts[0]
-    pairs = [
-        pc.binary_join_element_wise(f"{name}:", text, "")
-        for name, text in zip(spec.record_key_fields, texts, strict=True)
-    ]
-    return pc.binary_join_element_wise(*pairs, ",")
-
-
-def _as_text(column: pa.ChunkedArray) -> pa.Array | None:
-    """`str(value)` of each value (None: "None") for text and integer columns, else None."""
-    kind = column.type
-    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
-        return None
-    return pc.fill_null(column.combine_chunks().cast(pa.string()), "None")
-
-
-def _keys_one_by_one(table: pa.Table, spec: MergeSpec) -> list[str]:
-    columns = [table.column(f).to_pylist() for f in spec.record_key_fields]
-    if not spec.complex_key and len(columns) == 1:
-        return [str(v) for v in columns[0]]
-    return [
-        ",".join(f"{name}:{value}" for name, value in zip(spec.record_key_fields, values, strict=True))
-        for values in zip(*columns, strict=True)
-    ]
-
-
-def drop_soft_deleted(table: pa.Table) -> pa.Table:
-    """`table` without the records flagged `_hoodie_is_deleted`: they merge like data, but a base file never
-    holds one (Java's writers drop them there; readers of base files alone would show them)."""
-    if IS_DELETED_COLUMN not in table.column_names or not table.num_rows:
-        return table
-    return table.filter(pc.invert(pc.fill_null(table.column(IS_DELETED_COLUMN), False)))
-
-
-def ordering_values(table: pa.Table, spec: MergeSpec) -> list[Any]:
-    if spec.ordering_field and spec.ordering_field in table.column_names:
-        return list(table.column(spec.ordering_field).to_pylist())
-    return [None] * table.num_rows
-
-
-def _at_least(new: Any, old: Any) -> bool:
-    """True if ordering value `new` wins over `old` (ties: the newer record; no ordering value: the newer)."""
-    if new is None or old is None:
-        return True
-    try:
-        return bool(new >= old)
-    except TypeError:
-        return True
-
-
-def is_natural_order(ordering: Any) -> bool:
-    """A delete without an ordering value: Java writes 0 and treats it as commit-time ordering."""
-    return ordering is None or (isinstance(ordering, int) and not isinstance(ordering, bool) and ordering == 0)
-
-
-def log_replaces(new: LogRecord, old: LogRecord, mode: MergeMode) -> bool:
-    """Whether a later log record replaces an earlier one of the same key."""
-    if mode is MergeMode.COMMIT_TIME_ORDERING:
-        return True
-    if new.is_delete:
-        return is_natural_order(new.ordering) or _at_least(new.ordering, old.ordering)
-    if old.is_delete:
-        if mode is MergeMode.EVENT_TIME_ORDERING and not is_natural_order(old.ordering):
-            return _at_least(new.ordering, old.ordering)
-        return True
-    return _at_least(new.ordering, old.ordering)
-
-
-def replaces_base(winner: LogRecord, base_ordering: Any, mode: MergeMode) -> bool:
-    """Whether the log winner of a key replaces (or deletes) the base record of that key."""
-    if mode in (MergeMode.OVERWRITE_WITH_LATEST, MergeMode.COMMIT_TIME_ORDERING):
-        return True
-    if winner.is_delete and (mode is MergeMode.DEFAULT_PAYLOAD or is_natural_order(winner.ordering)):
-        return True
-    return _at_least(winner.ordering, base_ordering)
 
 
 def visible_blocks(

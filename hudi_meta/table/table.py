@@ -40,7 +40,7 @@ from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.cleaned import check_not_cleaned
 from hudi_meta.table.config import POPULATE_META_FIELDS, TableConfig
-from hudi_meta.table.file_group_reader import MergeSpec, ReadStats, read_file_slice
+from hudi_meta.table.file_group_reader import ReadStats, read_file_slice
 from hudi_meta.table.fs_view import (
     BaseFile,
     FileGroup,
@@ -51,6 +51,7 @@ from hudi_meta.table.fs_view import (
     latest_slice_for_snapshot,
     visible_groups,
 )
+from hudi_meta.table.merge import MergeSpec
 from hudi_meta.table.timeline import Timeline
 from hudi_meta.table.times import parse_instant
 

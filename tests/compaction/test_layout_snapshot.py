@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 from hudi_meta.compaction.layout import plan_layout
 from hudi_meta.format.block_content import DeleteRecord
-from hudi_meta.table.file_group_reader import LogPart, MergeSpec, SliceRecords, merge_slice, record_key_array
+from hudi_meta.table.file_group_reader import LogPart, SliceRecords, merge_slice
+from hudi_meta.table.merge import MergeSpec
+from hudi_meta.table.record_keys import record_key_array
 from tests.table.test_file_group_reader import slices
 
 

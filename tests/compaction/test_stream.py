@@ -20,7 +20,9 @@ from hudi_meta.compaction import stream
 from hudi_meta.compaction.layout import plan_layout
 from hudi_meta.compaction.stream import stream_new_base_file, with_file_name
 from hudi_meta.storage import LocalStorage
-from hudi_meta.table.file_group_reader import MergeSpec, SliceRecords, record_key_array
+from hudi_meta.table.file_group_reader import SliceRecords
+from hudi_meta.table.merge import MergeSpec
+from hudi_meta.table.record_keys import record_key_array
 from tests.compaction.test_layout_snapshot import with_logs
 from tests.table.test_file_group_reader import slices
 
