@@ -67,3 +67,12 @@ class UndecodableBlockError(HudiMetaError):
         self.offset = offset
         self.block_type = block_type
         self.reason = reason
+
+
+class StoreError(HudiMetaError):
+    """The store at a URL or path the user gave does not work (cannot connect, not a database, no driver)."""
+
+    def __init__(self, label: str, cause: BaseException) -> None:
+        reason = getattr(cause, "orig", None) or cause
+        text = str(reason).strip().splitlines()[0] if str(reason).strip() else type(reason).__name__
+        super().__init__(f"metadata store {label}: {text}")

@@ -36,16 +36,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hudi_meta.spark.compaction import run
         from hudi_meta.spark.session import spark_session
 
-        from hudi_meta.cli.compaction_commands import pending_instant
+        from hudi_meta.compaction.run import runnable_instant
         from hudi_meta.table.table import HudiTable
 
         table = HudiTable.open(args.table)
-        instant = pending_instant(table, args.instant)
+        instant = runnable_instant(table, args.instant)
         spark = spark_session(None, f"hudi-meta compaction {instant}")  # master and conf: spark-submit's
         done = run(spark, table, instant)
         if args.db:
-            from hudi_meta.cli.common import open_store
             from hudi_meta.index.indexer import Indexer
+            from hudi_meta.index.store import open_store
 
             Indexer(open_store(args.db), HudiTable.open(args.table)).run()
         print(f"completed compaction {done.requested_time}", flush=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import Flask, current_app, g
 from sqlalchemy import Connection, Engine
 
-from hudi_meta.cli.common import open_store
+from hudi_meta.index.store import open_store
 
 ENGINE_KEY = "hudi_meta.engine"
 

@@ -16,10 +16,11 @@ from collections import Counter
 from sqlalchemy import Engine
 
 from hudi_meta.check.index_drift import check_table
-from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store, store_label
+from hudi_meta.cli.common import TEXT, Subparsers, add_command
 from hudi_meta.cli.output import write_json
 from hudi_meta.index.db import DB_ENV, make_engine, resolve_db_url
 from hudi_meta.index.migrate import current_revision
+from hudi_meta.index.store import open_store, store_label
 from hudi_meta.table.table import HudiTable
 
 EXIT_FINDINGS = 3

@@ -7,9 +7,10 @@ import sys
 
 from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, POLICIES, CleanPolicy
 from hudi_meta.clean.run import check_cleanable, format_reports, run_clean
-from hudi_meta.cli.common import TEXT, Choice, Subparsers, add_command, open_store, whole
+from hudi_meta.cli.common import TEXT, Choice, Subparsers, add_command, whole
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.cli.terminal import terminal_progress
+from hudi_meta.index.store import open_store
 from hudi_meta.table.table import HudiTable
 
 # Hudi spells policies as enum names (`hoodie.clean.policy=KEEP_LATEST_COMMITS`); Choice folds them to ours

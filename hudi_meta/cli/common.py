@@ -8,16 +8,9 @@ import argparse
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from sqlalchemy import Engine
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
-
 from hudi_meta.errors import BadValueError, HudiMetaError
-from hudi_meta.index.db import make_engine, resolve_db_url
-from hudi_meta.index.migrate import current_revision, head_revision, upgrade
 from hudi_meta.sync.catalog import HIVE_EXTRA
 from hudi_meta.table.times import parse_duration_ms, parse_point, parse_time_ms
 from hudi_meta.values import parse_instant_time, parse_share, parse_text, parse_whole, shown
@@ -109,59 +102,6 @@ POINT = arg_type(parse_point, "time or instant")  # --begin/--end/--as-of, place
 DURATION = arg_type(parse_duration_ms, "duration")  # ms, at most 100 years
 SHARE = arg_type(parse_share, "share")
 INSTANT = arg_type(parse_instant_time, "instant time")
-
-
-def store_label(url: str) -> str:
-    """The store as the user named it: a SQLite file's path, otherwise the URL without its password."""
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        return url
-    if parsed.get_backend_name() == "sqlite" and parsed.database:
-        return parsed.database
-    return parsed.render_as_string(hide_password=True)
-
-
-def open_store(db: str | None, must_exist: bool = True, create: bool = True) -> Engine:
-    """The metadata store's engine. A new SQLite store (no file yet, or a file without tables) gets its schema
-    on first use (`create`); a store at an older schema, or a server database without one, is a user error
-    naming `init-db`: a shared store is never migrated behind its owner's back."""
-    url = resolve_db_url(db)
-    label = store_label(url)
-    try:
-        parsed = make_url(url)
-    except ArgumentError as e:
-        raise HudiMetaError(f"not a metadata store URL: {url!r}") from e
-    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
-        folder = Path(parsed.database).parent
-        if not folder.is_dir():
-            raise HudiMetaError(f"metadata store {label}: folder {folder} does not exist")
-        if Path(parsed.database).is_dir():
-            raise HudiMetaError(f"metadata store {label} is a folder, not a SQLite file")
-    try:
-        revision = current_revision(url)
-        if must_exist and revision is None and create and parsed.get_backend_name() == "sqlite":
-            upgrade(url)  # the embedded store, new: nothing to migrate
-            revision = current_revision(url)
-        if must_exist and revision is None:
-            raise HudiMetaError(f"the metadata store {label} has no schema yet: run `hudi-meta init-db` first")
-        if must_exist and revision is not None and revision != head_revision():
-            raise HudiMetaError(
-                f"the metadata store {label} has schema {revision}, this hudi-meta needs {head_revision()}: "
-                f"run `hudi-meta init-db` to upgrade it"
-            )
-        return make_engine(url)
-    except SQLAlchemyError as e:
-        raise StoreError(label, e) from e
-
-
-class StoreError(HudiMetaError):
-    """The store at a URL or path the user gave does not work (cannot connect, not a database, no driver)."""
-
-    def __init__(self, label: str, cause: BaseException) -> None:
-        reason = getattr(cause, "orig", None) or cause
-        text = str(reason).strip().splitlines()[0] if str(reason).strip() else type(reason).__name__
-        super().__init__(f"metadata store {label}: {text}")
 
 
 def require_spark(what: str) -> None:

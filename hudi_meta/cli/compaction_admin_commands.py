@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from hudi_meta.cli.common import INSTANT, TEXT, Subparsers, add_command, open_store
+from hudi_meta.cli.common import INSTANT, TEXT, Subparsers, add_command
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.compaction.admin import published_threshold, repair, validate
 from hudi_meta.compaction.rollback import rollback_compaction
@@ -26,6 +26,7 @@ from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import resolve_db_url
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import table_id_of
+from hudi_meta.index.store import open_store
 from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action
 from hudi_meta.table.rollback import pending_rollback_of, rollback_failed_write

@@ -14,14 +14,12 @@ from hudi_meta.cli.common import (
     Subparsers,
     add_command,
     arg_type,
-    open_store,
     require_spark,
 )
 from hudi_meta.cli.output import write_json
 from hudi_meta.cli.terminal import terminal_progress
 from hudi_meta.compaction import strategies, triggers
-from hudi_meta.compaction.preconditions import check_compactable
-from hudi_meta.compaction.run import MapTasks, event_time_field, oldest_pending, run_compaction
+from hudi_meta.compaction.run import MapTasks, run_compaction, runnable_instant
 from hudi_meta.compaction.schedule import (
     LOG_FILE_SIZE_THRESHOLD,
     MAX_DELTA_COMMITS,
@@ -32,9 +30,9 @@ from hudi_meta.compaction.schedule import (
     check_threshold,
     schedule_compaction,
 )
-from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionOperation
 from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.store import open_store
 from hudi_meta.progress import Report
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_time_ms, now_ms, parse_duration_ms, parse_time_ms
@@ -134,19 +132,6 @@ def schedule_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def pending_instant(table: HudiTable, instant: str | None) -> str:
-    """The compaction to run, refused as `run_compaction` would refuse it, but before an engine starts."""
-    check_compactable(table)
-    instant = instant if instant is not None else oldest_pending(table)
-    state = table.timeline.instant(instant)
-    if state is None or not table.timeline.is_compaction(instant):
-        raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")
-    if state.is_completed:
-        raise HudiMetaError(f"compaction {instant} is already completed")
-    event_time_field(table, table.compaction_plan(instant), instant)
-    return instant
-
-
 def reporting_tasks(progress: Report) -> MapTasks:
     """Tasks one after another in this process, each reported as done."""
 
@@ -170,7 +155,7 @@ def run_command(args: argparse.Namespace) -> int:
         require_spark("compaction run --engine spark")
     table = HudiTable.open(args.table)
     engine = open_store(args.db)
-    instant = pending_instant(table, args.instant)
+    instant = runnable_instant(table, args.instant)
     with terminal_progress() as progress:
         if args.engine == "local":
             done = run_compaction(table, instant, reporting_tasks(progress), phase_reporter(progress))

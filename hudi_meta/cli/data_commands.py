@@ -18,11 +18,12 @@ from hudi_meta.cli.common import (
     require_spark,
     whole,
 )
-from hudi_meta.cli.serve_command import PORT, listening_socket, require_web
+from hudi_meta.cli.serve_command import PORT, require_web
 from hudi_meta.cli.terminal import terminal_progress
 from hudi_meta.demo.event_stream import StreamSpec, write_batches
 from hudi_meta.demo.quickstart import run_quickstart
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.service.sockets import listening_socket
 from hudi_meta.table.bucket_index import MAX_BUCKETS
 from hudi_meta.table.times import MAX_TIME_MS, format_time_ms
 from hudi_meta.values import JAVA_LONG_MAX

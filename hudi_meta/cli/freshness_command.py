@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store
+from hudi_meta.cli.common import TEXT, Subparsers, add_command
 from hudi_meta.cli.output import write_json
 from hudi_meta.freshness import Freshness
 from hudi_meta.index.freshness_inputs import indexed_freshness
+from hudi_meta.index.store import open_store
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_time_ms
 

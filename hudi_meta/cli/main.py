@@ -45,9 +45,10 @@ from hudi_meta.cli import (
     store_commands,
     sync_command,
 )
-from hudi_meta.cli.common import EXIT_USAGE, TEXT, HelpFormatter, Parser, store_label
+from hudi_meta.cli.common import EXIT_USAGE, TEXT, HelpFormatter, Parser
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import DB_ENV, resolve_db_url
+from hudi_meta.index.store import store_label
 
 PROG = "hudi-meta"
 EXIT_OK = 0

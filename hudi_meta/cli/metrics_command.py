@@ -7,9 +7,10 @@ import argparse
 import datetime as dt
 import sys
 
-from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store
+from hudi_meta.cli.common import TEXT, Subparsers, add_command
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.registry import table_id_of
+from hudi_meta.index.store import open_store
 from hudi_meta.metrics import render
 from hudi_meta.service.step_metrics import table_metric_values
 from hudi_meta.table.table import HudiTable

@@ -23,11 +23,13 @@ import threading
 
 from sqlalchemy import Engine
 
-from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store, whole
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, whole
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.store import open_store
 from hudi_meta.service.config import CONFIG_ENV, TOKEN_ENV, ServiceConfig, UiSettings, config_path, load_config
 from hudi_meta.service.loop import Service
 from hudi_meta.service.runner import make_runner
+from hudi_meta.service.sockets import listening_socket
 from hudi_meta.sync.catalog import MODES
 from hudi_meta.sync.recorded import SyncTarget
 
@@ -62,24 +64,6 @@ def require_web() -> None:
     missing = [m for m in WEB_MODULES if importlib.util.find_spec(m) is None]
     if missing:
         raise HudiMetaError(f"serve needs the web extra ({', '.join(missing)} not installed): {WEB_EXTRA}")
-
-
-def listening_socket(host: str, port: int) -> socket.socket:
-    """Bind the address now, so a bad one is one clear line before the server starts."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as e:
-        raise HudiMetaError(f"--host {host!r}: {e.strerror}") from None
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as e:
-        sock.close()
-        raise HudiMetaError(f"cannot listen on {host}:{port}: {e.strerror}") from None
-    sock.listen(128)
-    return sock
 
 
 def serve_command(args: argparse.Namespace) -> int:

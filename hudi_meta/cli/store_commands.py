@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hudi_meta.cli.common import TEXT, Subparsers, add_command, open_store, store_label, whole
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, whole
 from hudi_meta.cli.output import write_json, write_rows
 from hudi_meta.cli.show import SHOW_FROM_FILES
 from hudi_meta.cli.terminal import terminal_progress
@@ -15,6 +15,7 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import SHOW_FROM_INDEX
 from hudi_meta.index.registry import register_table, table_id_of
+from hudi_meta.index.store import open_store, store_label
 from hudi_meta.table.table import HudiTable
 from hudi_meta.values import JAVA_INT_MAX
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from hudi_meta.cli.common import TEXT, Subparsers, add_command, arg_type, open_store
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, arg_type
 from hudi_meta.cli.output import write_json
+from hudi_meta.index.store import open_store
 from hudi_meta.sync.catalog import MODES
 from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S, SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable

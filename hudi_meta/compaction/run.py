@@ -329,6 +329,20 @@ def _sequential(
     return [func(op) for op in ops]
 
 
+def runnable_instant(table: HudiTable, instant: str | None) -> str:
+    """The compaction `run_compaction` would run (the oldest pending one when `instant` is None), refused as it
+    would refuse it, but before an engine starts (the CLI and the spark-submit entry ask first)."""
+    check_compactable(table)
+    instant = instant if instant is not None else oldest_pending(table)
+    state = table.timeline.instant(instant)
+    if state is None or not table.timeline.is_compaction(instant):
+        raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")
+    if state.is_completed:
+        raise HudiMetaError(f"compaction {instant} is already completed")
+    event_time_field(table, table.compaction_plan(instant), instant)
+    return instant
+
+
 def oldest_pending(table: HudiTable) -> str:
     pending = table.timeline.pending_compactions()
     if not pending:

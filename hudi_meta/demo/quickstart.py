@@ -157,7 +157,7 @@ def serve_ui(url: str, port: int) -> None:
     """The web UI over the demo's store, read-only, until Ctrl-C."""
     from waitress import serve
 
-    from hudi_meta.cli.serve_command import listening_socket
+    from hudi_meta.service.sockets import listening_socket
     from hudi_meta.web import create_app
 
     sock = listening_socket("127.0.0.1", port)
