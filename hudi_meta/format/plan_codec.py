@@ -13,13 +13,65 @@ only 0 when empty; a double is 8 bytes little-endian; a boolean one byte.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from hudi_meta.format.avro_container import zigzag_varint
 
-if TYPE_CHECKING:
-    from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
+
+class _Link(Protocol):
+    @property
+    def symlink(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+
+
+class CompactionOperationFields(Protocol):
+    """The fields of a compaction operation the encoder reads (`table_service_metadata.CompactionOperation`)."""
+
+    @property
+    def base_instant_time(self) -> str: ...
+    @property
+    def file_id(self) -> str: ...
+    @property
+    def partition_path(self) -> str: ...
+    @property
+    def data_file_path(self) -> str | None: ...
+    @property
+    def delta_file_paths(self) -> Sequence[str]: ...
+    @property
+    def metrics(self) -> Mapping[str, float]: ...
+    @property
+    def bootstrap_file_path(self) -> str | None: ...
+    @property
+    def symlink_operations(self) -> Sequence[_Link]: ...
+
+
+class _Strategy(Protocol):
+    @property
+    def compactor_class_name(self) -> str | None: ...
+    @property
+    def strategy_params(self) -> Mapping[str, str]: ...
+    @property
+    def version(self) -> int: ...
+
+
+class CompactionPlanFields(Protocol):
+    """The fields of a compaction plan the encoder reads (`table_service_metadata.CompactionPlan`)."""
+
+    @property
+    def operations(self) -> Sequence[CompactionOperationFields]: ...
+    @property
+    def extra_metadata(self) -> Mapping[str, str]: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def strategy(self) -> _Strategy | None: ...
+    @property
+    def preserve_hoodie_metadata(self) -> bool: ...
+    @property
+    def missing_schedule_partitions(self) -> Sequence[str]: ...
+
 
 _DOUBLE = struct.Struct("<d")
 _NULL = b"\x00"  # branch 0 (null first in the union)
@@ -104,7 +156,7 @@ class _Recurring:
         parts.append(encoded)
 
 
-def _operation(op: CompactionOperation, parts: list[bytes], recurring: _Recurring) -> None:
+def _operation(op: CompactionOperationFields, parts: list[bytes], recurring: _Recurring) -> None:
     append = parts.append
     recurring.opt_str(op.base_instant_time, parts)
     append(_SECOND)  # deltaFilePaths: a present array
@@ -135,7 +187,7 @@ def _operation(op: CompactionOperation, parts: list[bytes], recurring: _Recurrin
     append(b"\x00")
 
 
-def encode_compaction_plan(plan: CompactionPlan) -> bytes:
+def encode_compaction_plan(plan: CompactionPlanFields) -> bytes:
     """The Avro datum of `plan` in the HoodieCompactionPlan schema: what `plan.to_avro()` encodes to."""
     parts: list[bytes] = [_SECOND]  # operations: always a list
     if plan.operations:

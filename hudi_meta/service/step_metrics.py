@@ -1,4 +1,4 @@
-"""A table's metrics with the service's own: design.md section 8's (from the store, `index/metrics_inputs.py`)
+"""A table's metrics with the service's own: design.md section 8's (from the store, `hudi_meta.metrics`)
 and, per service step (index, compaction, schedule, clean, sync), whether its last run succeeded, how long it
 took and when it ended, and whether the table's newest step failed. `hudi-meta metrics` and the UI's `/metrics`
 both serve this."""
@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from sqlalchemy import Connection, Engine
 
 from hudi_meta.freshness import Freshness
-from hudi_meta.index.metrics_inputs import store_metric_values
 from hudi_meta.index.sql import connected
-from hudi_meta.metrics import MetricValues
+from hudi_meta.metrics import MetricValues, store_metric_values
 from hudi_meta.service.records import STEPS, StepRecord, StepStatus, last_steps
 
 
