@@ -15,7 +15,7 @@ from hudi_meta.demo.local_servers import free_port
 from hudi_meta.freshness import Freshness
 from hudi_meta.index.sync_runs import SyncRun
 from hudi_meta.metrics import ServiceRun, last_run, metric_values, render
-from hudi_meta.table.instant import Instant, State
+from hudi_meta.table.instant import Action, Instant, State
 from tests.cli.helpers import cli
 from tests.compaction.core import at, rows
 from tests.sync.helpers import compacted_table
@@ -55,12 +55,12 @@ def test_values_and_their_rendering() -> None:
 
 
 def test_the_last_run_is_the_newest_started_one() -> None:
-    done = Instant("20261123000000000", "compaction", State.COMPLETED, "20261123000004500")
-    requested = Instant("20261123000010000", "compaction", State.REQUESTED)
+    done = Instant("20261123000000000", Action.COMPACTION, State.COMPLETED, "20261123000004500")
+    requested = Instant("20261123000010000", Action.COMPACTION, State.REQUESTED)
     assert last_run([done, requested]) == ServiceRun(True, 4.5)  # a plan not started is not a run
-    died = Instant("20261123000020000", "compaction", State.INFLIGHT)
+    died = Instant("20261123000020000", Action.COMPACTION, State.INFLIGHT)
     assert last_run([done, requested, died]) == ServiceRun(False, None)
-    assert last_run([Instant("20261123000000000", "clean", State.COMPLETED)]) == ServiceRun(True, None)  # v6
+    assert last_run([Instant("20261123000000000", Action.CLEAN, State.COMPLETED)]) == ServiceRun(True, None)  # v6
     assert last_run([]) is None
 
 

@@ -10,7 +10,7 @@ from hudi_meta.format.log_block import LogBlock
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index.commit_summary import commit_summary
 from hudi_meta.index.event_time_source import HEADER
-from hudi_meta.index.states import BlockStatus, InstantState
+from hudi_meta.index.states import BlockStatus
 from hudi_meta.table.table import HudiTable
 
 
@@ -20,7 +20,7 @@ def timeline_rows(table: HudiTable) -> list[dict[str, Any]]:
         {
             "requested_time": i.requested_time,
             "action": i.action,
-            "state": InstantState.of(i.state),
+            "state": i.state,
             "completion_time": i.completion_time,
             "is_compaction": tl.is_compaction(i.requested_time),
             "summary": commit_summary(table, i),

@@ -32,8 +32,8 @@ from hudi_meta.index.models import (
     service_step_table,
     sync_run_table,
 )
-from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus, InstantState
-from hudi_meta.table.instant import ACTIONS, instant_epoch_ms
+from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus
+from hudi_meta.table.instant import ACTIONS, State, instant_epoch_ms
 
 MAX_PAGE_SIZE = 500
 
@@ -192,7 +192,7 @@ def timeline_filters(conn: Connection, table_id: int) -> tuple[list[str], list[s
     """The actions a filter may name (Hudi's, and any other the table's timeline holds) and the states."""
     i = instant_table
     held = conn.execute(select(i.c.action).where(i.c.table_id == table_id).distinct())
-    return sorted(set(ACTIONS) | set(held.scalars())), [s.value for s in InstantState]
+    return sorted(set(ACTIONS) | set(held.scalars())), [s.value for s in State]
 
 
 @dataclass(frozen=True)
@@ -252,7 +252,7 @@ def _plan_rows(conn: Connection, table_id: int, plans: Sequence[Any], zone: dt.t
                 completion_time=completion,
                 duration_s=_duration_s(r.instant, completion, zone),
                 published_threshold_ms=int(str(published)) if str(published).lstrip("-").isdigit() else None,
-                published_exact=summary.get("exact") if r.state == InstantState.COMPLETED else None,
+                published_exact=summary.get("exact") if r.state == State.COMPLETED else None,
             )
         )
     return out

@@ -11,7 +11,7 @@ from sqlalchemy import Connection, Engine, select
 from hudi_meta.freshness import CompletedCompaction
 from hudi_meta.index.models import instant_table
 from hudi_meta.index.sql import connected
-from hudi_meta.index.states import InstantState
+from hudi_meta.table.instant import State
 
 DATA_BLOCK_TYPES = ("avro_data", "parquet_data", "hfile_data")  # the blocks whose records RO may lack
 DELETE_BLOCK_TYPE = "delete"
@@ -22,7 +22,7 @@ def completed_compactions(bind: Engine | Connection, table_id: int) -> list[Comp
     i = instant_table
     query = (
         select(i.c.requested_time, i.c.summary)
-        .where(i.c.table_id == table_id, i.c.is_compaction, i.c.state == InstantState.COMPLETED)
+        .where(i.c.table_id == table_id, i.c.is_compaction, i.c.state == State.COMPLETED)
         .order_by(i.c.requested_time)
     )
     out = []

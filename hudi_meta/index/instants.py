@@ -28,8 +28,8 @@ from hudi_meta.index.models import (
 )
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import chunks, insert_ignore
-from hudi_meta.index.states import InstantState, LinkState, PlanState
-from hudi_meta.table.instant import Action, Instant
+from hudi_meta.index.states import LinkState, PlanState
+from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 
 ARCHIVED_KEY = "archived"  # in an instant's summary: archived (gone from the active timeline, still committed)
@@ -109,7 +109,7 @@ def sync_timeline(engine: Engine, table: HudiTable, table_id: int, stats: IndexR
         for time, r in known.items():
             if time in on_disk:
                 continue
-            if r.state == InstantState.COMPLETED and first is not None and time < first:
+            if r.state == State.COMPLETED and first is not None and time < first:
                 archived.add(time)
                 summary = json.loads(r.summary)
                 if not summary.get(ARCHIVED_KEY):
@@ -125,7 +125,7 @@ def sync_timeline(engine: Engine, table: HudiTable, table_id: int, stats: IndexR
             conn.execute(delete(t).where(t.c.table_id == table_id, t.c.requested_time.in_(part)))
         stats.instants_removed += len(gone)
         for instant in tl.instants:
-            state = InstantState.of(instant.state)
+            state = instant.state
             row = {
                 "table_id": table_id,
                 "requested_time": instant.requested_time,
@@ -183,7 +183,7 @@ def _sync_plans(conn: Connection, table: HudiTable, table_id: int, archived: set
         instant = tl.instant(instant_time)
         if instant is None:
             continue
-        state = PlanState.of(instant.state)
+        state = instant.state
         if instant_time in known:
             if known[instant_time][1] != state:
                 done = dt.datetime.now(dt.UTC) if state == PlanState.COMPLETED else None
@@ -211,7 +211,7 @@ def _sync_table_services(conn: Connection, table: HudiTable, table_id: int, arch
     known = {
         key: state
         for key, (state, summary) in stored.items()
-        if not (key[0] == Action.CLEAN and state == InstantState.COMPLETED and not summary)
+        if not (key[0] == Action.CLEAN and state == State.COMPLETED and not summary)
     }
     on_disk = {i.requested_time for i in tl.instants}
     for action, instant_time in stored:
@@ -222,7 +222,7 @@ def _sync_table_services(conn: Connection, table: HudiTable, table_id: int, arch
         if instant.action not in (Action.CLEAN, Action.ROLLBACK):
             continue
         key = (instant.action, instant.requested_time)
-        state = InstantState.of(instant.state)
+        state = instant.state
         if known.get(key) == state:
             continue
         summary: dict[str, Any] = {}

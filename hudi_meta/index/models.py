@@ -76,7 +76,7 @@ instant_table = Table(
     _table_id(),
     Column("requested_time", String(32), nullable=False),
     Column("action", String(32), nullable=False),
-    Column("state", String(16), nullable=False),  # InstantState
+    Column("state", String(16), nullable=False),  # State
     Column("completion_time", String(32)),
     Column("is_compaction", Boolean, nullable=False, default=False),
     Column("summary", Text, nullable=False, default="{}"),
@@ -228,7 +228,7 @@ table_service_table = Table(
     _table_id(),
     Column("action", String(16), nullable=False),
     Column("instant", String(32), nullable=False),
-    Column("state", String(16), nullable=False),  # InstantState
+    Column("state", String(16), nullable=False),  # State
     Column("summary", Text, nullable=False, default="{}"),
     UniqueConstraint("table_id", "action", "instant"),
 )

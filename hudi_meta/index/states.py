@@ -10,23 +10,9 @@ from enum import StrEnum
 
 from hudi_meta.table.instant import State
 
-
-class InstantState(StrEnum):
-    """An instant's state on the timeline (`instant.state`, `table_service.state`). Archived instants stay
-    `COMPLETED`, marked `"archived": true` in their summary."""
-
-    REQUESTED = "requested"
-    INFLIGHT = "inflight"
-    COMPLETED = "completed"
-
-    @classmethod
-    def of(cls, state: State) -> InstantState:
-        """The stored state of a timeline state."""
-        return cls(state.value)
-
-
-# A compaction plan's state (`compaction_plan.state`) is the state of its compaction instant.
-PlanState = InstantState
+# An instant's state (`instant.state`, `table_service.state`) is the timeline's `State`; a compaction plan's state
+# (`compaction_plan.state`) is the state of its compaction instant.
+PlanState = State
 PENDING_PLAN_STATES = (PlanState.REQUESTED, PlanState.INFLIGHT)  # plans whose compaction has not committed
 
 

@@ -6,16 +6,21 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class State(Enum):
+class State(StrEnum):
+    """An instant's state: its file name's suffix (none: completed), and the value the store keeps (`instant.state`,
+    `compaction_plan.state`; archived instants stay COMPLETED, `"archived": true` in their summary)."""
+
     REQUESTED = "requested"
     INFLIGHT = "inflight"
     COMPLETED = "completed"
 
 
-class Action:
+class Action(StrEnum):
+    """The actions of a timeline (Hudi's `HoodieTimeline` names): what an instant file's name ends in."""
+
     COMMIT = "commit"
     DELTA_COMMIT = "deltacommit"
     COMPACTION = "compaction"
@@ -30,7 +35,7 @@ class Action:
     SCHEMA_COMMIT = "schemacommit"
 
 
-ACTIONS = frozenset(v for k, v in vars(Action).items() if k.isupper())
+ACTIONS = frozenset(Action)
 # Pending actions that complete under another action's name.
 COMPLETES_AS = {
     Action.COMPACTION: Action.COMMIT,
@@ -63,7 +68,7 @@ class Instant:
     """One state of one instant, as one file on the timeline."""
 
     requested_time: str
-    action: str
+    action: Action
     state: State
     completion_time: str | None = None
 
@@ -95,7 +100,7 @@ class Instant:
         if action not in ACTIONS:
             return None
         if suffix == "":
-            return cls(m["requested"], action, State.COMPLETED, m["completed"])
+            return cls(m["requested"], Action(action), State.COMPLETED, m["completed"])
         if suffix in ("requested", "inflight") and m["completed"] is None:
-            return cls(m["requested"], action, State(suffix))
+            return cls(m["requested"], Action(action), State(suffix))
         return None

@@ -51,6 +51,7 @@ from hudi_meta.table.fs_view import (
     latest_slice_for_snapshot,
     visible_groups,
 )
+from hudi_meta.table.instant import Action
 from hudi_meta.table.merge import MergeSpec
 from hudi_meta.table.timeline import Timeline
 from hudi_meta.table.times import parse_instant
@@ -188,7 +189,7 @@ class HudiTable:
 
     def compaction_plan(self, instant_time: str) -> CompactionPlan:
         """The plan of compaction `instant_time`, as its `.compaction.requested` holds it (links included)."""
-        return CompactionPlan.from_bytes(self.timeline.requested_bytes(instant_time, "compaction"))
+        return CompactionPlan.from_bytes(self.timeline.requested_bytes(instant_time, Action.COMPACTION))
 
     # ---- listing and view ---------------------------------------------------------------------------
 

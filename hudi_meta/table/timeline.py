@@ -105,7 +105,7 @@ class Timeline:
     def read_bytes(self, instant: Instant) -> bytes:
         return self.storage.read_bytes(self.path_of(instant))
 
-    def requested_bytes(self, instant_time: str, action: str) -> bytes:
+    def requested_bytes(self, instant_time: str, action: Action) -> bytes:
         """Content of `<t>.<action>.requested` (plans live there)."""
         return self.read_bytes(Instant(instant_time, action, State.REQUESTED))
 
@@ -161,17 +161,17 @@ class TimelineWriter:
             raise InstantExistsError(f"{instant.file_name(1)} already exists") from e
         return instant
 
-    def request(self, action: str, instant_time: str, content: bytes = b"") -> Instant:
+    def request(self, action: Action, instant_time: str, content: bytes = b"") -> Instant:
         return self._create(Instant(instant_time, action, State.REQUESTED), content)
 
-    def start(self, action: str, instant_time: str, content: bytes = b"") -> Instant:
+    def start(self, action: Action, instant_time: str, content: bytes = b"") -> Instant:
         """Create the inflight file (idempotent: an existing inflight file is kept)."""
         inflight = Instant(instant_time, action, State.INFLIGHT)
         if self.storage.exists(self._path(inflight)):
             return inflight
         return self._create(inflight, content)
 
-    def complete(self, action: str, instant_time: str, content: bytes) -> Instant:
+    def complete(self, action: Action, instant_time: str, content: bytes) -> Instant:
         """Publish the completed file; this single atomic create is the commit point."""
         completed = Instant(instant_time, COMPLETES_AS.get(action, action), State.COMPLETED)
         try:
@@ -180,7 +180,7 @@ class TimelineWriter:
             raise InstantExistsError(f"instant {instant_time} is already completed") from e
         return completed
 
-    def delete_pending(self, action: str, instant_time: str) -> None:
+    def delete_pending(self, action: Action, instant_time: str) -> None:
         """Remove an instant's requested and inflight files (rollback of a pending instant)."""
         for state in (State.INFLIGHT, State.REQUESTED):
             self.storage.delete(self._path(Instant(instant_time, action, state)))

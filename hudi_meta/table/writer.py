@@ -373,7 +373,7 @@ class WriteClient:
     """
 
     table: HudiTable
-    action: str = Action.DELTA_COMMIT
+    action: Action = Action.DELTA_COMMIT
     instant: str = ""
     stats: list[WriteStat] = field(default_factory=list)
     schema: pa.Schema | None = None

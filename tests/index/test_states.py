@@ -23,22 +23,22 @@ from hudi_meta.index.models import (
 )
 from hudi_meta.index.queries import block_rows, plan_rows
 from hudi_meta.index.registry import table_id_of
-from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus, InstantState, LinkState, PlanState
+from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus, LinkState, PlanState
 from hudi_meta.table.instant import State
 from hudi_meta.table.table import HudiTable
 from tests.compaction.core import CoreTable, at, rows
 from tests.conftest import table_zips
 
 STATE_MODULE = Path(hudi_meta.index.__file__).parent / "states.py"
-EVERY_STATE = {str(s) for enum in (InstantState, PlanState, BlockStatus, LinkState) for s in enum}
+EVERY_STATE = {str(s) for enum in (State, PlanState, BlockStatus, LinkState) for s in enum}
 
 
 def test_every_timeline_state_has_its_stored_state() -> None:
-    assert [InstantState.of(s) for s in State] == list(InstantState)
-    assert [PlanState.of(s) for s in State] == list(PlanState)
+    assert [s for s in State] == list(State)
+    assert PlanState is State  # a plan's state is its compaction instant's
     assert set(PENDING_PLAN_STATES) == set(PlanState) - {PlanState.COMPLETED}
     # printed and dumped as their values (`show` writes text tables and JSON)
-    assert all(str(s) == s.value for enum in (InstantState, BlockStatus, LinkState) for s in enum)
+    assert all(str(s) == s.value for enum in (State, BlockStatus, LinkState) for s in enum)
 
 
 def test_index_modules_spell_no_state_of_their_own() -> None:
@@ -71,8 +71,8 @@ def test_the_store_holds_only_state_values(engine: Engine, fixture_table: Any, t
     table.write(rows(("late", 5, 1.0)), commit=False)  # a pending write: uncommitted blocks
     Indexer(engine, table.table).run()
 
-    assert _values(engine, instant_table.c.state) == set(InstantState)
-    assert _values(engine, table_service_table.c.state) <= set(InstantState)
+    assert _values(engine, instant_table.c.state) == set(State)
+    assert _values(engine, table_service_table.c.state) <= set(State)
     assert _values(engine, compaction_plan_table.c.state) == {PlanState.COMPLETED, PlanState.REQUESTED}
     assert _values(engine, log_block_table.c.status) <= set(BlockStatus)
     assert {BlockStatus.COMMITTED, BlockStatus.UNCOMMITTED, BlockStatus.ROLLED_BACK} <= _values(

@@ -19,13 +19,13 @@ completed_actions = st.sampled_from(sorted(ACTIONS - {Action.COMPACTION, Action.
 
 
 @given(times, pending_actions, st.sampled_from([State.REQUESTED, State.INFLIGHT]), st.sampled_from([1, 2]))
-def test_pending_names_round_trip(t: str, action: str, state: State, layout: int) -> None:
+def test_pending_names_round_trip(t: str, action: Action, state: State, layout: int) -> None:
     instant = Instant(t, action, state)
     assert Instant.parse(instant.file_name(layout)) == instant
 
 
 @given(times, times, completed_actions)
-def test_completed_names_round_trip(t: str, c: str, action: str) -> None:
+def test_completed_names_round_trip(t: str, c: str, action: Action) -> None:
     v6 = Instant(t, action, State.COMPLETED)
     assert Instant.parse(v6.file_name(1)) == v6
     v8 = Instant(t, action, State.COMPLETED, c)
@@ -34,7 +34,7 @@ def test_completed_names_round_trip(t: str, c: str, action: str) -> None:
 
 
 def test_known_names() -> None:
-    assert Instant.parse("20250101000000000.inflight") == Instant("20250101000000000", "commit", State.INFLIGHT)
+    assert Instant.parse("20250101000000000.inflight") == Instant("20250101000000000", Action.COMMIT, State.INFLIGHT)
     assert (
         Instant(  # a compaction completes as a commit
             "20250101000000000", Action.COMPACTION, State.COMPLETED
