@@ -34,6 +34,7 @@ from workspace import bench_parser, store, work_dir
 
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, create_table
 
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             path = str(root / f"table-{rows}")
             written, _ = measure(partial(write_table, path, rows, args.log_rows))
             scheduled, result = measure(
-                partial(schedule_compaction, engine, HudiTable.open(path), ScheduleRequest(strategy="unbounded"))
+                partial(schedule_compaction, engine, HudiTable.open(path), ScheduleRequest(strategy=Strategy.UNBOUNDED))
             )
             assert result.instant is not None, result.reason
             print(

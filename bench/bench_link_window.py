@@ -24,6 +24,7 @@ from workspace import bench_parser, store, work_dir
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.demo.event_stream import SCHEMA, create_events_table
+from hudi_meta.format.links import LinkMode
 from hudi_meta.table.bucket_index import new_bucket_file_id
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
@@ -61,7 +62,9 @@ def build(path: str, groups: int, rows: int) -> None:
 
 def link_window(engine: Engine, path: str, mode: str) -> tuple[float, float]:
     """(first link -> commit, whole run) in seconds of one event-time compaction in `mode`."""
-    result = schedule_compaction(engine, HudiTable.open(path), ScheduleRequest(threshold_ms=T0 + 10_000, mode=mode))
+    result = schedule_compaction(
+        engine, HudiTable.open(path), ScheduleRequest(threshold_ms=T0 + 10_000, mode=LinkMode(mode))
+    )
     assert result.instant is not None, result.reason
     instant = result.instant
     first_link: list[float] = []

@@ -28,6 +28,7 @@ from workspace import bench_parser, store, work_dir
 
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.format.links import LinkMode
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, create_table
@@ -88,7 +89,7 @@ def measure(
     """Best compaction and index seconds of one run on `uri`, and the copies the plan kept."""
     build(uri, options, groups, rows)
     table = HudiTable.open(uri, options)
-    result = schedule_compaction(engine, table, ScheduleRequest(threshold_ms=T0 + 100_000, mode="copy"))
+    result = schedule_compaction(engine, table, ScheduleRequest(threshold_ms=T0 + 100_000, mode=LinkMode.COPY))
     if result.instant is None or result.plan is None or len(result.plan.operations) != groups:
         raise SystemExit(f"{place}: expected {groups} operations, got {result.reason}")
     compaction, index = Timings(), Timings()

@@ -14,12 +14,11 @@ from flask import Blueprint, abort, current_app, flash, jsonify, redirect, rende
 
 from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, policy_name
 from hudi_meta.clean.run import check_cleanable, format_reports, run_clean
-from hudi_meta.compaction.schedule import MODES, ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.format.links import LinkMode
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import format_time_ms
-from hudi_meta.values import shown
 
 from . import store
 from .auth import action_required
@@ -30,13 +29,11 @@ Run = Callable[[HudiTable], dict[str, Any]]  # an action with its fields checked
 
 
 def _schedule(body: Body) -> Run:
-    mode = body.text("mode") or "symlink"
-    if mode not in MODES:
-        raise BadValueError(f"mode: expected one of {', '.join(MODES)}, got {shown(mode)}")
+    mode = body.text("mode")
     request_ = ScheduleRequest(
         threshold_ms=body.time_ms("threshold"),
         data_latency_ms=body.duration_ms("data_latency"),
-        mode=mode,
+        mode=LinkMode.parse(mode, "mode") if mode is not None else LinkMode.SYMLINK,
         exact=body.flag("exact"),
     )
     request_.validate(now_ms())
@@ -45,23 +42,7 @@ def _schedule(body: Body) -> Run:
 
 def _scheduled(table: HudiTable, request_: ScheduleRequest) -> dict[str, Any]:
     result = schedule_compaction(store.engine(), table, request_)
-    plan = result.plan
-    out = {
-        "instant": result.instant,
-        "reason": result.reason,
-        "threshold_ms": result.threshold_ms,
-        "operations": len(plan.operations) if plan else 0,
-        "links": sum(len(op.symlink_operations) for op in plan.operations) if plan else 0,
-    }
-    if result.instant:
-        threshold_text = format_time_ms(result.threshold_ms) if result.threshold_ms is not None else "-"
-        out["message"] = (
-            f"scheduled compaction {result.instant}: {out['operations']} operations, {out['links']} links, "
-            f"threshold {threshold_text}"
-        )
-    else:
-        out["message"] = f"nothing scheduled: {result.reason}"
-    return out
+    return {**result.row(), "message": result.message()}
 
 
 def _clean(body: Body) -> Run:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.spelling import Spelled, fold
 from hudi_meta.sync.catalog import HIVE_EXTRA
 from hudi_meta.table.times import parse_duration_ms, parse_point, parse_time_ms
 from hudi_meta.values import parse_instant_time, parse_share, parse_text, parse_whole, shown
@@ -51,18 +52,19 @@ def add_command(sub: Subparsers, name: str, func: Command | None, help: str, **k
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: argparse looks a `type` up in its registry
 class Choice:
-    """An option value in one spelling (lower case, hyphens), also accepted in Hudi's spelling (upper case,
-    underscores, class names) through aliases; argparse lists only the canonical names."""
+    """An option value of a small set, in one spelling (lower case, hyphens) and any case; argparse lists the
+    names. The closed sets of the table services (strategy, trigger, link mode, clean policy) are `Spelled`
+    enums instead (`SpelledChoice`), with Hudi's spellings as aliases."""
 
     names: Sequence[str]
     aliases: Mapping[str, str]
 
     @classmethod
     def of(cls, names: Sequence[str], aliases: Mapping[str, str] | None = None) -> Choice:
-        return cls(tuple(names), {_fold(k): v for k, v in (aliases or {}).items()})
+        return cls(tuple(names), {fold(k): v for k, v in (aliases or {}).items()})
 
     def __call__(self, text: str) -> str:
-        folded = _fold(text)
+        folded = fold(text)
         if folded in self.names:
             return folded
         # an unknown value goes back as typed: argparse then names it and lists the choices
@@ -72,8 +74,21 @@ class Choice:
         parser.add_argument(flag, type=self, choices=self.names, default=default, help=help)
 
 
-def _fold(text: str) -> str:
-    return text.strip().lower().replace("_", "-")
+@dataclass(frozen=True, eq=False)
+class SpelledChoice:
+    """An option whose value is a `Spelled` enum member, read in any of its spellings (`Spelled.parse`)."""
+
+    kind: type[Spelled]
+
+    def __call__(self, text: str) -> Spelled:
+        try:
+            return self.kind.parse(text)
+        except BadValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    def add(self, parser: argparse.ArgumentParser | Any, flag: str, default: Spelled, help: str) -> None:
+        metavar = "{" + ",".join(self.kind.spellings()) + "}"
+        parser.add_argument(flag, type=self, default=default, metavar=metavar, help=help)
 
 
 def arg_type(parse: Callable[[str], T], name: str) -> Callable[[str], T]:

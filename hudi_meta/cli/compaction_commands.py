@@ -11,6 +11,7 @@ from hudi_meta.cli.common import (
     INSTANT,
     TEXT,
     Choice,
+    SpelledChoice,
     Subparsers,
     add_command,
     arg_type,
@@ -18,44 +19,29 @@ from hudi_meta.cli.common import (
 )
 from hudi_meta.cli.output import write_json
 from hudi_meta.cli.terminal import terminal_progress
-from hudi_meta.compaction import strategies, triggers
 from hudi_meta.compaction.run import MapTasks, run_compaction, runnable_instant
 from hudi_meta.compaction.schedule import (
     LOG_FILE_SIZE_THRESHOLD,
     MAX_DELTA_COMMITS,
     MAX_DELTA_SECONDS,
-    MODES,
     ScheduleRequest,
     check_data_latency,
     check_threshold,
     schedule_compaction,
 )
+from hudi_meta.compaction.strategies import Strategy
+from hudi_meta.compaction.triggers import Trigger
+from hudi_meta.format.links import LinkMode
 from hudi_meta.format.table_service_metadata import CompactionOperation
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.store import open_store
 from hudi_meta.progress import Report
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import format_time_ms, now_ms, parse_duration_ms, parse_time_ms
+from hudi_meta.table.times import now_ms, parse_duration_ms, parse_time_ms
 
-STRATEGY = Choice.of(
-    ("event-time", "log-file-size", "unbounded"),
-    {
-        cls_name.rsplit(".", 1)[-1]: short
-        for short, cls_name in (
-            ("event-time", strategies.EVENT_TIME_STRATEGY),
-            ("log-file-size", strategies.LOG_FILE_SIZE_STRATEGY),
-            ("unbounded", strategies.UNBOUNDED_STRATEGY),
-        )
-    }
-    | {
-        strategies.EVENT_TIME_STRATEGY: "event-time",
-        strategies.LOG_FILE_SIZE_STRATEGY: "log-file-size",
-        strategies.UNBOUNDED_STRATEGY: "unbounded",
-    },
-)
-# Hudi spells triggers as enum names (`hoodie.compact.inline.trigger.strategy=NUM_COMMITS`)
-TRIGGER = Choice.of(tuple(triggers.NAMES), triggers.SHORT_NAMES)
-MODE = Choice.of(MODES)
+STRATEGY = SpelledChoice(Strategy)
+TRIGGER = SpelledChoice(Trigger)
+MODE = SpelledChoice(LinkMode)
 ENGINE = Choice.of(("spark", "local"))
 # checked against now while the command line is read: a threshold from 1970 to now, T = now - D after 1970
 THRESHOLD = arg_type(lambda text: check_threshold(parse_time_ms(text), now_ms()), "threshold")
@@ -75,10 +61,10 @@ def add_commands(sub: Subparsers) -> None:
         type=DATA_LATENCY,
         help="T = now - D, e.g. 30m, 2h (default: hoodie.compaction.event.time.data.latency)",
     )
-    MODE.add(schedule, "--mode", "symlink", "how leftover log files reach the new slice")
+    MODE.add(schedule, "--mode", LinkMode.SYMLINK, "how leftover log files reach the new slice")
     schedule.add_argument("--exact", action="store_true", help="records after T stay out of the base file")
-    STRATEGY.add(schedule, "--strategy", "event-time", "which log files to compact (Hudi's class names accepted)")
-    TRIGGER.add(schedule, "--trigger", "event-time", "when to schedule at all (Hudi's enum names accepted)")
+    STRATEGY.add(schedule, "--strategy", Strategy.EVENT_TIME, "which log files to compact (Hudi's class names too)")
+    TRIGGER.add(schedule, "--trigger", Trigger.EVENT_TIME, "when to schedule at all (Hudi's enum names too)")
     for limit, what in (
         (MAX_DELTA_COMMITS, "num-commits trigger: schedule after this many delta commits since the last compaction"),
         (MAX_DELTA_SECONDS, "time-elapsed trigger: schedule this many seconds after the last compaction"),
@@ -103,7 +89,7 @@ def schedule_command(args: argparse.Namespace) -> int:
         mode=args.mode,
         exact=args.exact,
         strategy=args.strategy,
-        trigger=triggers.NAMES[args.trigger],
+        trigger=args.trigger,
         log_file_size_threshold=args.log_file_size_threshold,
         max_delta_commits=args.max_delta_commits,
         max_delta_seconds=args.max_delta_seconds,
@@ -111,24 +97,10 @@ def schedule_command(args: argparse.Namespace) -> int:
     request.validate(now_ms())  # the options together, before the table or the store is opened
     table = HudiTable.open(args.table)
     result = schedule_compaction(open_store(args.db), table, request)
-    plan = result.plan
-    row = {
-        "instant": result.instant,
-        "reason": result.reason,
-        "threshold": format_time_ms(result.threshold_ms) if result.threshold_ms is not None else None,
-        "threshold_ms": result.threshold_ms,
-        "operations": len(plan.operations) if plan else 0,
-        "links": sum(len(op.symlink_operations) for op in plan.operations) if plan else 0,
-    }
     if args.json:
-        write_json([row])
-    elif result.instant:
-        print(
-            f"scheduled compaction {result.instant}: {row['operations']} operations, {row['links']} links, "
-            f"threshold {row['threshold']}"
-        )
+        write_json([result.row()])
     else:
-        print(f"nothing scheduled: {result.reason}")
+        print(result.message())
     return 0
 
 

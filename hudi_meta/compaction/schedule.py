@@ -9,6 +9,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, Engine, text, update
 
@@ -20,11 +21,14 @@ from hudi_meta.compaction.strategies import (
     CompactionStrategy,
     EventTimeBasedCompactionStrategy,
     LogFileSizeBasedCompactionStrategy,
+    Strategy,
     UnBoundedCompactionStrategy,
     achieved_threshold,
     plan_operations,
 )
+from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.format.links import LinkMode
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
 from hudi_meta.gc_pause import paused_gc
@@ -41,8 +45,6 @@ from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 from hudi_meta.table.times import describe_time_ms, format_time_ms
 from hudi_meta.values import ascii_integer
 
-STRATEGIES = ("event-time", "log-file-size", "unbounded")
-MODES = ("symlink", "copy")
 DATA_LATENCY_KEY = "hoodie.compaction.event.time.data.latency"
 log = logging.getLogger(__name__)
 
@@ -55,29 +57,25 @@ class ScheduleRequest:
 
     threshold_ms: int | None = None
     data_latency_ms: int | None = None
-    mode: str = "symlink"
+    mode: LinkMode = LinkMode.SYMLINK
     exact: bool = False
-    strategy: str = "event-time"
-    trigger: str = triggers.EVENT_TIME_TRIGGER
+    strategy: Strategy = Strategy.EVENT_TIME
+    trigger: Trigger = Trigger.EVENT_TIME
     log_file_size_threshold: int | None = None  # bytes (log-file-size strategy)
     max_delta_commits: int | None = None  # num-commits trigger
     max_delta_seconds: int | None = None  # time-elapsed trigger
 
     def validate(self, now_ms: int) -> None:
         """Refuse values that would write a plan the store cannot hold or publish a freshness that is false."""
-        if self.strategy not in STRATEGIES:
-            raise HudiMetaError(f"unknown strategy {self.strategy!r}: {', '.join(STRATEGIES)}")
-        if self.mode not in MODES:
-            raise HudiMetaError(f"unknown mode {self.mode!r}: {', '.join(MODES)}")
-        if self.trigger not in triggers.TRIGGERS:
-            raise HudiMetaError(f"unknown trigger {self.trigger!r}: {', '.join(triggers.TRIGGERS)}")
         for limit in LIMITS:
             limit.check(self)
         if self.threshold_ms is not None and self.data_latency_ms is not None:
             raise HudiMetaError("give either a threshold or a data latency, not both")
-        if self.strategy != "event-time" and (self.threshold_ms is not None or self.data_latency_ms is not None):
-            raise HudiMetaError(f"the {self.strategy} strategy takes no threshold or data latency")
-        if self.exact and self.strategy != "event-time":
+        if self.strategy is not Strategy.EVENT_TIME and (
+            self.threshold_ms is not None or self.data_latency_ms is not None
+        ):
+            raise HudiMetaError(f"the {self.strategy.spelling} strategy takes no threshold or data latency")
+        if self.exact and self.strategy is not Strategy.EVENT_TIME:
             raise HudiMetaError("exact mode needs the event-time strategy")
         if self.threshold_ms is not None:
             check_threshold(self.threshold_ms, now_ms)
@@ -106,8 +104,8 @@ class Limit:
     default: int
     low: int
     high: int
-    trigger: str | None = None  # the trigger that uses it, or
-    strategy: str | None = None  # the strategy that uses it
+    trigger: Trigger | None = None  # the trigger that uses it, or
+    strategy: Strategy | None = None  # the strategy that uses it
 
     def used_by(self, request: ScheduleRequest) -> bool:
         return request.trigger == self.trigger if self.trigger is not None else request.strategy == self.strategy
@@ -115,10 +113,9 @@ class Limit:
     def user(self, request: ScheduleRequest) -> str:
         """Who uses this limit, and what the request has instead."""
         if self.trigger is not None:
-            return f"the {triggers.SHORT_NAMES[self.trigger]} trigger only (the trigger is " + (
-                f"{triggers.SHORT_NAMES.get(request.trigger, request.trigger)})"
-            )
-        return f"the {self.strategy} strategy only (the strategy is {request.strategy})"
+            return f"the {self.trigger.spelling} trigger only (the trigger is {request.trigger.spelling})"
+        assert self.strategy is not None
+        return f"the {self.strategy.spelling} strategy only (the strategy is {request.strategy.spelling})"
 
     def check(self, request: ScheduleRequest) -> None:
         value: int | None = getattr(request, self.field)
@@ -146,13 +143,18 @@ class Limit:
 
 
 MAX_DELTA_COMMITS = Limit(
-    "max_delta_commits", "hoodie.compact.inline.max.delta.commits", 5, 1, 1_000_000, trigger=triggers.NUM_COMMITS
+    "max_delta_commits", "hoodie.compact.inline.max.delta.commits", 5, 1, 1_000_000, trigger=Trigger.NUM_COMMITS
 )
 MAX_DELTA_SECONDS = Limit(
-    "max_delta_seconds", "hoodie.compact.inline.max.delta.seconds", 3600, 1, 10**9, trigger=triggers.TIME_ELAPSED
+    "max_delta_seconds", "hoodie.compact.inline.max.delta.seconds", 3600, 1, 10**9, trigger=Trigger.TIME_ELAPSED
 )
 LOG_FILE_SIZE_THRESHOLD = Limit(
-    "log_file_size_threshold", "hoodie.compaction.logfile.size.threshold", 0, 0, 2**63 - 1, strategy="log-file-size"
+    "log_file_size_threshold",
+    "hoodie.compaction.logfile.size.threshold",
+    0,
+    0,
+    2**63 - 1,
+    strategy=Strategy.LOG_FILE_SIZE,
 )
 LIMITS = (MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, LOG_FILE_SIZE_THRESHOLD)
 
@@ -186,6 +188,28 @@ class ScheduleResult:
     plan: CompactionPlan | None = None
     threshold_ms: int | None = None
 
+    def row(self) -> dict[str, Any]:
+        """What every front end reports of a schedule (the CLI's `--json`, the web action's JSON)."""
+        plan = self.plan
+        return {
+            "instant": self.instant,
+            "reason": self.reason,
+            "threshold": format_time_ms(self.threshold_ms) if self.threshold_ms is not None else None,
+            "threshold_ms": self.threshold_ms,
+            "operations": len(plan.operations) if plan else 0,
+            "links": sum(len(op.symlink_operations) for op in plan.operations) if plan else 0,
+        }
+
+    def message(self) -> str:
+        """The one line a person reads."""
+        if self.instant is None:
+            return f"nothing scheduled: {self.reason}"
+        row = self.row()
+        return (
+            f"scheduled compaction {self.instant}: {row['operations']} operations, {row['links']} links, "
+            f"threshold {row['threshold'] or '-'}"
+        )
+
 
 @contextmanager
 def schedule_lock(engine: Engine, table_id: int, base_path: str) -> Iterator[Connection]:
@@ -202,18 +226,16 @@ def schedule_lock(engine: Engine, table_id: int, base_path: str) -> Iterator[Con
 
 
 def _strategy(request: ScheduleRequest, threshold: int | None, props: Mapping[str, str]) -> CompactionStrategy:
-    if request.strategy == "event-time":
+    if request.strategy is Strategy.EVENT_TIME:
         assert threshold is not None
         return EventTimeBasedCompactionStrategy(threshold_ms=threshold)
-    if request.strategy == "log-file-size":
+    if request.strategy is Strategy.LOG_FILE_SIZE:
         return LogFileSizeBasedCompactionStrategy(threshold_bytes=LOG_FILE_SIZE_THRESHOLD.of(request, props))
-    if request.strategy == "unbounded":
-        return UnBoundedCompactionStrategy()
-    raise HudiMetaError(f"unknown strategy {request.strategy!r}: {', '.join(STRATEGIES)}")
+    return UnBoundedCompactionStrategy()
 
 
 def _threshold(request: ScheduleRequest, table: HudiTable, now_ms: int) -> int | None:
-    if request.strategy != "event-time":
+    if request.strategy is not Strategy.EVENT_TIME:
         return None
     if request.threshold_ms is not None:
         return request.threshold_ms
@@ -282,7 +304,7 @@ def schedule_compaction(
     check_compactable(table)
     now_ms = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
     request.validate(now_ms)
-    if request.mode == "symlink" and not table.storage.supports_symlinks:
+    if request.mode is LinkMode.SYMLINK and not table.storage.supports_symlinks:
         raise HudiMetaError(f"{table.base_path} is on a store without symlinks: use --mode copy")
     threshold = _threshold(request, table, now_ms)
     if threshold is not None:
@@ -295,7 +317,7 @@ def schedule_compaction(
         assert indexer.table_id is not None
         table_id = indexer.table_id
         event_time_field = event_time_field_of(engine, table_id)  # the one the index measured blocks by
-        if request.strategy == "event-time" and event_time_field is None:
+        if request.strategy is Strategy.EVENT_TIME and event_time_field is None:
             raise HudiMetaError(
                 f"{table.base_path} has no event-time field: register one with "
                 "`hudi-meta register TABLE --event-time-field F` (or set hoodie.payload.event.time.field)"

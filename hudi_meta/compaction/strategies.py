@@ -9,10 +9,33 @@ from dataclasses import dataclass
 from hudi_meta.compaction.plan_records import LogFileInfo, PlannedOperation, SliceInfo
 from hudi_meta.format.links import THRESHOLD_PARAM
 from hudi_meta.gc_pause import paused_gc
+from hudi_meta.spelling import Spelled
 
 EVENT_TIME_STRATEGY = "org.apache.hudi.table.action.compact.strategy.EventTimeBasedCompactionStrategy"
 LOG_FILE_SIZE_STRATEGY = "org.apache.hudi.table.action.compact.strategy.LogFileSizeBasedCompactionStrategy"
 UNBOUNDED_STRATEGY = "org.apache.hudi.table.action.compact.strategy.UnBoundedCompactionStrategy"
+
+
+class Strategy(Spelled):
+    """Which log files to compact (`--strategy`); Hudi's class names, full or short, read as these."""
+
+    EVENT_TIME = "event-time"
+    LOG_FILE_SIZE = "log-file-size"
+    UNBOUNDED = "unbounded"
+
+    @property
+    def class_name(self) -> str:
+        """Hudi's class of the strategy, as a plan records it."""
+        return {
+            Strategy.EVENT_TIME: EVENT_TIME_STRATEGY,
+            Strategy.LOG_FILE_SIZE: LOG_FILE_SIZE_STRATEGY,
+            Strategy.UNBOUNDED: UNBOUNDED_STRATEGY,
+        }[self]
+
+    @classmethod
+    def aliases(cls) -> dict[str, str]:
+        names = {m.class_name: m.value for m in cls}
+        return names | {full.rsplit(".", 1)[-1]: value for full, value in names.items()}
 
 
 def committed_prefix(slice: SliceInfo) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hudi_meta.format.file_names import LogFileName, log_file_id_and_token, log_file_name
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
+from hudi_meta.spelling import Spelled
 
 SYMLINK_OPERATIONS_KEY = "hoodie.compaction.symlink.operations"  # completed commit extraMetadata (JSON)
 THRESHOLD_KEY = "hoodie.compaction.event.time.threshold"  # completed commit extraMetadata (epoch ms)
@@ -16,6 +17,19 @@ THRESHOLD_PARAM = "threshold"  # plan strategyParams: T in epoch ms
 # field the index measured, whatever hoodie.properties says (the index may have been given one the table lacks)
 EVENT_TIME_FIELD_PARAM = "hoodie.payload.event.time.field"
 CARRY_LOG_VERSION = 1  # `.F_C.log.1_...`: records the new slice carries before its links (compaction/layout.py)
+
+
+class LinkMode(Spelled):
+    """How a log file left after T reaches the compaction's slice (`--mode`, the plan's `mode` parameter)."""
+
+    SYMLINK = "symlink"
+    COPY = "copy"
+
+
+def plan_link_mode(plan: CompactionPlan) -> LinkMode:
+    """The link mode a plan was scheduled with (plans record it; a plan without it made symlinks)."""
+    params = plan.strategy.strategy_params if plan.strategy else {}
+    return LinkMode.parse(params.get(MODE_KEY, LinkMode.SYMLINK), MODE_KEY)
 
 
 def link_name(kept: str, instant: str, index: int) -> str:

@@ -76,7 +76,6 @@ from hudi_meta.clean.plan import (
     CleanPolicy,
     misplaced_retention,
 )
-from hudi_meta.compaction import triggers
 from hudi_meta.compaction.schedule import (
     DATA_LATENCY_KEY,
     MAX_DELTA_COMMITS,
@@ -85,7 +84,10 @@ from hudi_meta.compaction.schedule import (
     LimitError,
     ScheduleRequest,
 )
+from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.links import LinkMode
+from hudi_meta.spelling import Spelled
 from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.sync.catalog import MODES as CATALOG_MODES
 from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S
@@ -97,9 +99,9 @@ CONFIG_ENV = "HUDI_META_CONFIG"
 TOKEN_ENV = "HUDI_META_UI_TOKEN"
 DEFAULT_FILE = "hudi-meta.toml"
 ENGINES = ("spark", "spark-submit", "local")
-LINK_MODES = ("symlink", "copy")
 
 T = TypeVar("T")
+S = TypeVar("S", bound=Spelled)
 
 # Every key each part of the file takes ("" is the top level, "tables" each [[tables]] entry): a key not listed is
 # reported before any value is read, with the closest listed key.
@@ -173,10 +175,10 @@ class TableSettings:
     path: str
     event_time_field: str | None = None
     data_latency_ms: int | None = None
-    trigger: str = triggers.EVENT_TIME_TRIGGER
+    trigger: Trigger = Trigger.EVENT_TIME
     max_delta_commits: int | None = None  # None: the table's hoodie.compact.inline.max.delta.commits, else 5
     max_delta_seconds: int | None = None  # None: the table's hoodie.compact.inline.max.delta.seconds, else 3600
-    mode: str = "symlink"
+    mode: LinkMode = LinkMode.SYMLINK
     exact: bool = False
     schedule_interval_s: float = 0.0
     clean: bool = True
@@ -250,6 +252,11 @@ class _Section:
         if value is not None and not value.strip():
             self.fail(key, "must not be empty")
         return value
+
+    def spelled(self, key: str, kind: type[S], default: S) -> S:
+        """A `Spelled` value (any of its spellings, Hudi's too)."""
+        value = self.text(key)
+        return default if value is None else self.convert(key, value, kind.parse)
 
     def choice(self, key: str, choices: Mapping[str, Any] | tuple[str, ...], default: str) -> str:
         value = self.text(key, default) or default
@@ -457,10 +464,10 @@ def _table(s: _Section, check: bool, has_catalog: bool) -> TableSettings:
         path=str(Path(path).expanduser().resolve()) if "://" not in path else normalize_uri(path),
         event_time_field=s.text("event_time_field"),
         data_latency_ms=s.convert("data_latency", latency, parse_duration_ms) if latency else None,
-        trigger=triggers.NAMES[s.choice("trigger", triggers.NAMES, "event-time")],
+        trigger=s.spelled("trigger", Trigger, Trigger.EVENT_TIME),
         max_delta_commits=_limit(s, MAX_DELTA_COMMITS),
         max_delta_seconds=_limit(s, MAX_DELTA_SECONDS),
-        mode=s.choice("mode", LINK_MODES, "symlink"),
+        mode=s.spelled("mode", LinkMode, LinkMode.SYMLINK),
         exact=bool(s.get("exact", bool, False)),
         schedule_interval_s=s.duration_s("schedule_interval", 0.0),
         clean=bool(s.get("clean", bool, True)),

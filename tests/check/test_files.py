@@ -35,7 +35,7 @@ from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY
+from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY, LinkMode
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
@@ -58,7 +58,7 @@ def compacted_three_times(path: Path, engine: Engine, mode: str) -> tuple[CoreTa
         for _ in range(links):  # after T: kept as links
             late += 1
             t.write(rows((f"late{late}", late, 1.0)))
-        instants.append(t.compact(engine, at(10 * round_ + 5), mode=mode))
+        instants.append(t.compact(engine, at(10 * round_ + 5), mode=LinkMode(mode)))
     return t, instants
 
 
@@ -310,7 +310,7 @@ def pending_with_links(path: Path, engine: Engine, mode: str = "symlink") -> tup
     t.write(rows(("a", 3, 2.0)))
     for late in (101, 102, 103):
         t.write(rows((f"late{late}", late, 1.0)))
-    result = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10), mode=mode))
+    result = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10), mode=LinkMode(mode)))
     assert result.instant is not None and result.plan is not None
     links = [f"{CoreTable.partition}/{s.symlink}" for op in result.plan.operations for s in op.symlink_operations]
     assert len(links) == 3

@@ -15,9 +15,11 @@ from sqlalchemy import Engine
 
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import log_file_name
+from hudi_meta.format.links import LinkMode
 from hudi_meta.table.markers import delete_markers
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter
@@ -120,7 +122,7 @@ class CoreTable:
         return by_id(self.table.read(query))
 
     def compact(self, engine: Engine, threshold: int | None = None, **kw: Any) -> str:
-        strategy = "event-time" if threshold is not None else "unbounded"
+        strategy = Strategy.EVENT_TIME if threshold is not None else Strategy.UNBOUNDED
         request = ScheduleRequest(threshold_ms=threshold, strategy=strategy, **kw)
         result = schedule_compaction(engine, self.table, request)
         assert result.instant is not None, result.reason
@@ -177,13 +179,13 @@ def compact_three_times(t: TwoRegions, engine: Engine, mode: str = "symlink") ->
     t.write(region_rows("eu", ("c", 100, 3.0)))
     t.write_us((("u", 3, 1.5),), us)
     t.write_us((("w", 1000, 9.0),), us)  # late: stays linked
-    c1 = t.compact(engine, at(10), mode=mode)
+    c1 = t.compact(engine, at(10), mode=LinkMode(mode))
     t.write(region_rows("eu", ("b", 20, 2.5)))
     t.write(region_rows("eu", ("d", 200, 4.0)))
-    c2 = t.compact(engine, at(150), mode=mode)
+    c2 = t.compact(engine, at(150), mode=LinkMode(mode))
     t.write(region_rows("eu", ("e", 160, 5.0)))
     t.write(region_rows("eu", ("f", 400, 6.0)))
-    c3 = t.compact(engine, at(300), mode=mode)
+    c3 = t.compact(engine, at(300), mode=LinkMode(mode))
     t.write(region_rows("eu", ("g", 500, 7.0)))
     return c1, c2, c3
 

@@ -16,7 +16,9 @@ from sqlalchemy import Engine
 
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.links import LinkMode
 from hudi_meta.table.table import Query
 from tests.compaction.core import (
     DEFAULT_PAYLOAD,
@@ -92,7 +94,7 @@ def test_links_of_a_running_compaction_are_not_read(engine: Engine, tmp_path: Pa
     expected = {"b": (51, 2.0), "c": (3, 1.0)}
     assert t.read() == expected
     begin = t.table.timeline.completed()[0].requested_time
-    result = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10), mode=mode))
+    result = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10), mode=LinkMode(mode)))
     assert result.instant is not None and result.plan is not None
     assert len(result.plan.operations[0].symlink_operations) == 2
     assert run_until(t.table, result.instant, "after-link")
@@ -171,7 +173,7 @@ def test_writes_after_a_copy_mode_compaction_leave_copies_alone(engine: Engine, 
     t.write(rows(("a", 1, 1.0)))
     t.write(rows(("b", 2, 1.0)))
     t.write(rows(("c", 50, 1.0)))  # kept: copied into the new slice
-    instant = t.compact(engine, at(10), mode="copy")
+    instant = t.compact(engine, at(10), mode=LinkMode.COPY)
     copies = {p: p.read_bytes() for p in Path(t.path, t.partition).glob(f".*_{instant}.log.*")}
     assert copies
     t.write(rows(("d", 60, 1.0)))
@@ -211,7 +213,7 @@ def test_an_undecodable_block_stops_a_compaction_with_file_and_offset(engine: En
         t.read()
     with pytest.raises(HudiMetaError, match="cannot guarantee a threshold: .* unresolved event times"):
         schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(100)))  # defect 7: never "after T"
-    result = schedule_compaction(engine, t.table, ScheduleRequest(strategy="unbounded"))
+    result = schedule_compaction(engine, t.table, ScheduleRequest(strategy=Strategy.UNBOUNDED))
     assert result.instant is not None
     with pytest.raises(UndecodableBlockError, match="AVRO_DATA"):
         run_compaction(t.table, result.instant)

@@ -17,6 +17,8 @@ from sqlalchemy import Engine
 
 from hudi_meta.compaction.run import CRASH_AT_ENV
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.strategies import Strategy
+from hudi_meta.format.links import LinkMode
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.queries import link_rows, plan_rows
 from hudi_meta.index.registry import table_id_of
@@ -75,7 +77,7 @@ def test_copy_mode_exact(spark: SparkSession, engine: Engine, tmp_path: Path) ->
     path = str(tmp_path / "events")
     model, watermarks = write_events(spark, path)
     threshold = watermarks[1]
-    compact(spark, engine, path, threshold, mode="copy", exact=True)
+    compact(spark, engine, path, threshold, mode=LinkMode.COPY, exact=True)
     table = HudiTable.open(path)
     ro = rows_of(table.read("ro"))
     assert all(r["ts"] <= threshold for r in ro)  # exact: nothing after T in RO
@@ -166,7 +168,7 @@ def test_an_undecodable_block_fails_a_spark_compaction_in_one_line(
     }
     with log.open("ab") as f:
         f.write(encode_block(BlockType.AVRO_DATA, header, b"\x00\x00\x00\x02\x00\x00\x00\x05\xff\xff\xff"))
-    result = schedule_compaction(engine, t.table, ScheduleRequest(strategy="unbounded"))
+    result = schedule_compaction(engine, t.table, ScheduleRequest(strategy=Strategy.UNBOUNDED))
     assert result.instant is not None
     with pytest.raises(HudiMetaError) as raised:
         compaction.run(spark, t.table, result.instant)

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.compaction import triggers
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.strategies import Strategy
+from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
@@ -27,7 +28,7 @@ def three_delta_commits(t: CoreTable) -> None:
 
 
 def num_commits(engine: Engine, t: CoreTable, given: int | None = None) -> str | None:
-    request = ScheduleRequest(trigger=triggers.NUM_COMMITS, max_delta_commits=given, strategy="unbounded")
+    request = ScheduleRequest(trigger=Trigger.NUM_COMMITS, max_delta_commits=given, strategy=Strategy.UNBOUNDED)
     return schedule_compaction(engine, t.table, request).instant
 
 
@@ -64,13 +65,13 @@ def test_max_delta_seconds_reaches_the_trigger(
     last = t.compact(engine)  # the clock starts at this compaction's instant
     t.write(rows(("d", 4, 1.0)))
     later = instant_epoch_ms(last) + 100_000  # 100 s after it
-    request = ScheduleRequest(trigger=triggers.TIME_ELAPSED, max_delta_seconds=given, strategy="unbounded")
+    request = ScheduleRequest(trigger=Trigger.TIME_ELAPSED, max_delta_seconds=given, strategy=Strategy.UNBOUNDED)
     result = schedule_compaction(engine, t.table, request, now_ms=later)
     assert (result.instant is not None) == scheduled, result.reason
 
 
 def log_file_size(engine: Engine, t: CoreTable, given: int | None = None) -> str | None:
-    request = ScheduleRequest(strategy="log-file-size", log_file_size_threshold=given)
+    request = ScheduleRequest(strategy=Strategy.LOG_FILE_SIZE, log_file_size_threshold=given)
     return schedule_compaction(engine, t.table, request).instant
 
 
@@ -103,15 +104,15 @@ def test_log_file_size_threshold_reaches_the_strategy(tmp_path: Path, engine: En
 @pytest.mark.parametrize(
     ("request_", "message"),
     [
-        (ScheduleRequest(trigger=triggers.NUM_COMMITS, max_delta_commits=0, strategy="unbounded"), "from 1 to"),
-        (ScheduleRequest(trigger=triggers.TIME_ELAPSED, max_delta_seconds=-1, strategy="unbounded"), "from 1 to"),
-        (ScheduleRequest(strategy="log-file-size", log_file_size_threshold=-1), "from 0 to"),
+        (ScheduleRequest(trigger=Trigger.NUM_COMMITS, max_delta_commits=0, strategy=Strategy.UNBOUNDED), "from 1 to"),
+        (ScheduleRequest(trigger=Trigger.TIME_ELAPSED, max_delta_seconds=-1, strategy=Strategy.UNBOUNDED), "from 1 to"),
+        (ScheduleRequest(strategy=Strategy.LOG_FILE_SIZE, log_file_size_threshold=-1), "from 0 to"),
         (ScheduleRequest(threshold_ms=1, max_delta_commits=3), "used by the num-commits trigger only"),
         (
-            ScheduleRequest(trigger=triggers.NUM_COMMITS, max_delta_seconds=9, strategy="unbounded"),
+            ScheduleRequest(trigger=Trigger.NUM_COMMITS, max_delta_seconds=9, strategy=Strategy.UNBOUNDED),
             "time-elapsed trigger",
         ),
-        (ScheduleRequest(log_file_size_threshold=9, strategy="unbounded"), "log-file-size strategy only"),
+        (ScheduleRequest(log_file_size_threshold=9, strategy=Strategy.UNBOUNDED), "log-file-size strategy only"),
     ],
 )
 def test_a_limit_out_of_range_or_unused_is_refused(

@@ -10,7 +10,11 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.compaction.strategies import Strategy
+from hudi_meta.compaction.triggers import Trigger
+from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.format.links import LinkMode
+from hudi_meta.spelling import Spelled
 from tests.compaction.core import CoreTable, at, rows
 
 NOW = at(3600)
@@ -34,10 +38,8 @@ def table(tmp_path: Path) -> CoreTable:
         (ScheduleRequest(threshold_ms=at(10), data_latency_ms=1000), "not both"),
         (ScheduleRequest(data_latency_ms=NOW + 1), "out of range"),
         (ScheduleRequest(data_latency_ms=-5), "out of range"),
-        (ScheduleRequest(threshold_ms=at(10), strategy="unbounded"), "takes no threshold"),
-        (ScheduleRequest(strategy="unbounded", exact=True), "exact mode needs"),
-        (ScheduleRequest(threshold_ms=at(10), mode="hardlink"), "unknown mode"),
-        (ScheduleRequest(threshold_ms=at(10), trigger="SOMETIMES"), "unknown trigger"),
+        (ScheduleRequest(threshold_ms=at(10), strategy=Strategy.UNBOUNDED), "takes no threshold"),
+        (ScheduleRequest(strategy=Strategy.UNBOUNDED, exact=True), "exact mode needs"),
     ],
 )
 def test_bad_requests_write_nothing(engine: Engine, table: CoreTable, request_: ScheduleRequest, message: str) -> None:
@@ -62,3 +64,11 @@ def test_a_threshold_beyond_int64_is_one_line_and_leaves_nothing(tmp_path: Path,
     assert cli("index", table.path).returncode == 0
     again = cli("compaction", "schedule", table.path, "--threshold", str(at(10)))
     assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"), [(LinkMode, "hardlink"), (Trigger, "SOMETIMES"), (Strategy, "DayBasedCompactionStrategy")]
+)
+def test_an_unknown_spelling_is_refused_naming_the_choices(kind: type[Spelled], text: str) -> None:
+    with pytest.raises(BadValueError, match=f"--x: expected one of {', '.join(kind.spellings())}, got {text!r}"):
+        kind.parse(text, "--x")

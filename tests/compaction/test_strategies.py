@@ -15,6 +15,7 @@ from hudi_meta.compaction.strategies import (
     achieved_threshold,
     plan_operations,
 )
+from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.table_service_metadata import CompactionPlan
 
@@ -89,12 +90,12 @@ def test_whole_slice_strategies() -> None:
 def test_triggers() -> None:
     idle = triggers.TriggerFacts((), (), 3, None)
     busy = triggers.TriggerFacts(("20260101000000000",), (), 3, 10.0)
-    assert triggers.decide(triggers.EVENT_TIME_TRIGGER, idle).allowed
-    assert not triggers.decide(triggers.EVENT_TIME_TRIGGER, busy).allowed
-    assert not triggers.decide(triggers.NUM_COMMITS, idle, max_delta_commits=5).allowed
-    assert triggers.decide(triggers.NUM_COMMITS, idle, max_delta_commits=3).allowed
-    assert triggers.decide(triggers.TIME_ELAPSED, idle).allowed
-    assert not triggers.decide(triggers.TIME_ELAPSED, busy, max_delta_seconds=60).allowed
+    assert triggers.decide(Trigger.EVENT_TIME, idle).allowed
+    assert not triggers.decide(Trigger.EVENT_TIME, busy).allowed
+    assert not triggers.decide(Trigger.NUM_COMMITS, idle, max_delta_commits=5).allowed
+    assert triggers.decide(Trigger.NUM_COMMITS, idle, max_delta_commits=3).allowed
+    assert triggers.decide(Trigger.TIME_ELAPSED, idle).allowed
+    assert not triggers.decide(Trigger.TIME_ELAPSED, busy, max_delta_seconds=60).allowed
 
 
 # ---- the threshold a plan records (issue 8, defect 7) ------------------------------------------------------

@@ -19,7 +19,7 @@ from hudi_meta.compaction.undo import CRASH_AT_ENV
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.file_names import LogFileName
-from hudi_meta.format.links import carry_log_name
+from hudi_meta.format.links import LinkMode, carry_log_name
 from hudi_meta.format.table_service_metadata import RollbackMetadata
 from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action
@@ -79,7 +79,7 @@ def test_appended_log_files_move_back_and_the_table_reads_the_same(
     assert hudi_rs_read(t.path, "snapshot") == stock
     assert hudi_rs_read(t.path, "ro") == ro
 
-    again = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10), mode=mode))
+    again = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10), mode=LinkMode(mode)))
     assert again.instant is not None and again.plan is not None, again.reason
     op = again.plan.operations[0]
     # the moved A2 holds e at 7 s (<= T): every log file of the slice, the moved ones too, is compacted now
@@ -90,7 +90,7 @@ def test_appended_log_files_move_back_and_the_table_reads_the_same(
 
 
 def test_a_dry_run_writes_nothing_and_reports_the_same_steps(engine: Engine, tmp_path: Path) -> None:
-    t, instant = pending_with_appends(engine, tmp_path / "t", mode="copy")
+    t, instant = pending_with_appends(engine, tmp_path / "t", mode=LinkMode.COPY)
     assert run_until(t.table, instant, "after-link")  # a base file, a carry log (maybe) and one copy exist
     files, timeline = data_files(t.path), timeline_files(t.path)
     dry = unschedule_compaction(t.table, instant, dry_run=True)
@@ -230,7 +230,7 @@ def test_an_exact_plan_that_ran_takes_its_carry_log_back(engine: Engine, tmp_pat
 
 
 def test_a_damaged_copy_is_deleted_not_moved(engine: Engine, tmp_path: Path) -> None:
-    t, instant = pending_with_appends(engine, tmp_path / "t", mode="copy")
+    t, instant = pending_with_appends(engine, tmp_path / "t", mode=LinkMode.COPY)
     assert run_until(t.table, instant, "before-commit")  # both copies made
     op = t.table.compaction_plan(instant).operations[0]
     damaged = Path(t.path, t.partition, op.symlink_operations[0].symlink)

@@ -22,6 +22,7 @@ from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.links import LinkMode
 from tests.compaction.core import DEFAULT_PAYLOAD, EVENT_TIME_PAYLOAD, OVERWRITE_PAYLOAD, CoreTable, at, hudi_rs_read
 from tests.compaction.undo_helpers import data_files, leftovers, run_until
 
@@ -72,7 +73,7 @@ def test_random_sequences(engine: Engine, tmp_path: Path, seed: int) -> None:
     # a threshold at or after some written event time, so that there is a log file to compact
     lowest = min(r[1] for w in writes for r in w[0])
     threshold = at(rng.randint(lowest + 1, 101))
-    request = ScheduleRequest(threshold_ms=threshold, mode=rng.choice(["symlink", "copy"]), exact=rng.random() < 0.4)
+    request = ScheduleRequest(threshold_ms=threshold, mode=rng.choice(list(LinkMode)), exact=rng.random() < 0.4)
     result = schedule_compaction(engine, t.table, request)
     assert result.instant is not None, (seed, result.reason)
     instant = result.instant

@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from hudi_meta.compaction import undo as compaction_undo
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.format.links import LinkMode
 from hudi_meta.table.table import HudiTable
 from tests.compaction.core import DEFAULT_PAYLOAD, CoreTable, at, rows
 from tests.crashes import Crash, crash_at
@@ -155,7 +156,9 @@ def pending_with_appends(
     t.write(None, deletes=["c"])  # L3: a delete now (after T), linked
     instant = ""
     if engine is not None:
-        result = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10), mode=mode, exact=exact))
+        result = schedule_compaction(
+            engine, t.table, ScheduleRequest(threshold_ms=at(10), mode=LinkMode(mode), exact=exact)
+        )
         assert result.instant is not None and result.plan is not None, result.reason
         assert len(result.plan.operations[0].symlink_operations) == 2
         instant = result.instant

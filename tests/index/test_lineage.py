@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.links import LinkMode
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.indexer import Indexer
@@ -101,7 +102,9 @@ def _on_disk(table: CoreTable) -> dict[str, str | None]:
 
 
 def _planned(engine: Engine, table: CoreTable, threshold_s: int, mode: str) -> tuple[str, dict[str, str]]:
-    result = schedule_compaction(engine, table.table, ScheduleRequest(threshold_ms=at(threshold_s), mode=mode))
+    result = schedule_compaction(
+        engine, table.table, ScheduleRequest(threshold_ms=at(threshold_s), mode=LinkMode(mode))
+    )
     assert result.instant is not None and result.plan is not None, result.reason
     return result.instant, {s.symlink: s.target for op in result.plan.operations for s in op.symlink_operations}
 

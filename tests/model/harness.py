@@ -30,7 +30,7 @@ from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.file_names import LogFileName, log_file_name
-from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM
+from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM, LinkMode
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
 from hudi_meta.index.db import make_engine
@@ -381,7 +381,7 @@ class ModelTable:
     # ---- compaction -----------------------------------------------------------------------------------
 
     def schedule(self, threshold_s: int, mode: str, exact: bool) -> str | None:
-        request = ScheduleRequest(threshold_ms=at(threshold_s), mode=mode, exact=exact)
+        request = ScheduleRequest(threshold_ms=at(threshold_s), mode=LinkMode(mode), exact=exact)
         try:
             result = schedule_compaction(self.engine, self.table, request)
         except HudiMetaError as e:
@@ -429,7 +429,7 @@ class ModelTable:
     def check_nothing_left_at(self, threshold_s: int, mode: str, exact: bool) -> None:
         """Right after a compaction at T with nothing written since, a schedule at the same T plans nothing
         (issue 25, defect 2): the compaction left nothing at or before T to merge."""
-        request = ScheduleRequest(threshold_ms=at(threshold_s), mode=mode, exact=exact)
+        request = ScheduleRequest(threshold_ms=at(threshold_s), mode=LinkMode(mode), exact=exact)
         result = schedule_compaction(self.engine, self.table, request)
         self.log.append(f"schedule again T={threshold_s} exact={exact}: {result.instant} {result.reason}")
         assert result.instant is None and result.reason == "nothing to compact", (result.instant, result.reason)

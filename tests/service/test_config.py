@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_meta.compaction import triggers
+from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.service.config import ConfigError, load_config
 from tests.cli.helpers import cli
 from tests.compaction.core import CoreTable, rows
@@ -94,7 +94,7 @@ def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert (a.path, a.data_latency_ms, a.trigger, a.max_delta_commits) == (
         str(root / "a"),
         1_800_000,
-        triggers.NUM_COMMITS,
+        Trigger.NUM_COMMITS,
         3,
     )
     assert (a.mode, a.exact, a.schedule_interval_s, a.clean_policy, a.clean_retained) == (
@@ -109,7 +109,7 @@ def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "events_a",
         False,
         False,
-        triggers.EVENT_TIME_TRIGGER,
+        Trigger.EVENT_TIME,
     )
     monkeypatch.setenv("HUDI_META_UI_TOKEN", "from-the-environment")
     assert load_config(write(root, FULL)).ui.token == "from-the-environment"
@@ -202,7 +202,7 @@ def test_every_key_is_optional_but_path_and_the_defaults_hold(root: Path) -> Non
     assert (c.loop.interval_s, c.loop.lease_s, c.loop.retry_backoff_s, c.loop.max_backoff_s) == (30, 60, 30, 900)
     assert c.loop.keep_steps == 1000
     assert (t.trigger, t.max_delta_commits, t.max_delta_seconds, t.mode, t.exact) == (
-        triggers.EVENT_TIME_TRIGGER,
+        Trigger.EVENT_TIME,
         None,  # the table's hoodie.compact.inline.max.delta.commits, else 5 (tests/compaction/test_schedule_limits)
         None,
         "symlink",
@@ -234,7 +234,7 @@ def test_the_readme_example_is_taken_as_it_stands(root: Path, monkeypatch: pytes
         None,
         True,
     )
-    assert t.trigger == triggers.EVENT_TIME_TRIGGER and c.catalog is not None and c.ui.token == "..."
+    assert t.trigger == Trigger.EVENT_TIME and c.catalog is not None and c.ui.token == "..."
 
 
 def test_unknown_keys_come_first_in_one_line_each_with_the_closest_key(root: Path) -> None:

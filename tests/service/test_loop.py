@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.compaction import triggers
+from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.service.config import LoopSettings, ServiceConfig, SparkSettings, TableSettings
 from hudi_meta.service.loop import Service
 from hudi_meta.service.records import all_steps
@@ -128,7 +128,7 @@ def test_the_trigger_limits_of_a_table_reach_its_schedule_step(tmp_path: Path, e
             TableSettings(
                 t.path,
                 data_latency_ms=HOUR_MS,
-                trigger=triggers.NUM_COMMITS,
+                trigger=Trigger.NUM_COMMITS,
                 max_delta_commits=configured,
                 clean=False,
                 sync=False,

@@ -24,6 +24,7 @@ from sqlalchemy import Engine
 from hudi_meta.compaction.run import CRASH_AT_ENV, CRASH_POINTS, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.links import LinkMode
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.storage.factory import normalize_uri
@@ -151,8 +152,8 @@ def test_index_compact_and_read_a_table_by_its_uri(
     )
     if not table.storage.supports_symlinks:
         with pytest.raises(HudiMetaError, match="without symlinks: use --mode copy"):
-            schedule_compaction(engine, table, ScheduleRequest(threshold_ms=at(100), mode="symlink"))
-    result = schedule_compaction(engine, table, ScheduleRequest(threshold_ms=at(100), mode="copy", exact=exact))
+            schedule_compaction(engine, table, ScheduleRequest(threshold_ms=at(100), mode=LinkMode.SYMLINK))
+    result = schedule_compaction(engine, table, ScheduleRequest(threshold_ms=at(100), mode=LinkMode.COPY, exact=exact))
     assert result.instant is not None and result.plan is not None
     assert sum(len(op.symlink_operations) for op in result.plan.operations) == 2  # the 500 s and 600 s files
     run_compaction(HudiTable.open(place.uri, place.options), result.instant)
@@ -185,7 +186,7 @@ def test_kill_9_at_each_step_then_run_again(
 ) -> None:
     model = build(place)
     result = schedule_compaction(
-        engine, HudiTable.open(place.uri, place.options), ScheduleRequest(at(100), mode="copy")
+        engine, HudiTable.open(place.uri, place.options), ScheduleRequest(at(100), mode=LinkMode.COPY)
     )
     assert result.instant is not None
     db = str(engine.url.database)
@@ -235,7 +236,7 @@ def test_spark_ingests_compacts_and_reads_a_table_on_s3(
         writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(uri, s3_server.options), "upsert")
         model.upsert(str(n), batch.upserts)
     table = HudiTable.open(uri, s3_server.options)
-    scheduled = schedule_compaction(engine, table, ScheduleRequest(batches[1].watermark_ms, mode="copy"))
+    scheduled = schedule_compaction(engine, table, ScheduleRequest(batches[1].watermark_ms, mode=LinkMode.COPY))
     assert scheduled.instant is not None
     compaction.run(spark, HudiTable.open(uri, s3_server.options), scheduled.instant)
     ours = rows_of(HudiTable.open(uri, s3_server.options).read("snapshot"))

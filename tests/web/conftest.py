@@ -19,6 +19,7 @@ from sqlalchemy import Engine
 from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, CleanPolicy
 from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.format.links import LinkMode
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
@@ -71,10 +72,10 @@ def build_store(root: Path, java_root: Path) -> UiStore:
     evil.write(region_rows("eu", ("a", 1, 1.0)))
     evil.write(region_rows("eu", ("a", 3, 1.5)))
     evil.write(region_rows("eu", ("b", 100, 2.0)))
-    evil.compact(engine, at(10), mode="copy")
+    evil.compact(engine, at(10), mode=LinkMode.COPY)
     evil.write(region_rows("eu", ("c", 20, 3.0)))
     evil.write(region_rows("eu", ("d", 200, 4.0)))
-    pending = schedule_compaction(engine, evil.table, ScheduleRequest(threshold_ms=at(50), mode="copy"))
+    pending = schedule_compaction(engine, evil.table, ScheduleRequest(threshold_ms=at(50), mode=LinkMode.COPY))
     assert pending.instant is not None
 
     paths = {"core": core.path, "evil": evil.path}
