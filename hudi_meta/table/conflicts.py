@@ -7,18 +7,22 @@ write's log files then land in a slice the plan does not know, after the plan ha
 the compaction nor a reader of the compaction's slice sees them. Rule: a write that appended into slice B of file
 group F conflicts with every compaction, pending or completed, whose operation on F compacts slice B; and with the
 undoing of the compaction that opened slice B (rolled back or taken back since the write planned its files: B is
-then neither committed nor a pending compaction, and no reader reads a slice that is gone). The writer detects it
-under the table lock (`table.lock`), in which schedulers write their plans too, rolls its own write back and fails;
-writing again puts the records into the slice that is newest then.
+then neither committed nor a pending compaction, and no reader reads a slice that is gone); and with any newer
+committed base file of F (a compaction whose instant the archiver has since moved off the active timeline leaves
+only its base file to say that it took slice B). The writer detects it under the table lock (`table.lock`), in
+which schedulers write their plans too, rolls its own write back and fails; writing again puts the records into
+the slice that is newest then.
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.commit_metadata import WriteStat
+from hudi_meta.format.file_names import BaseFileName
 from hudi_meta.table.table import HudiTable
 
 SliceKey = tuple[str, str, str]  # (partition, file id, base instant)
@@ -76,8 +80,38 @@ def gone_slices(appended: set[SliceKey], live: Callable[[str], bool]) -> list[Co
     return [Conflict(base, *key[:2], base) for key in sorted(appended) if not live(base := key[2])]
 
 
+def newer_base_files(
+    appended: set[SliceKey], bases: Iterable[tuple[str, str, str]], live: Callable[[str], bool]
+) -> list[Conflict]:
+    """The slices of `appended` that a newer live base file (partition, file id, instant) superseded. Pure."""
+    newest: dict[tuple[str, str], str] = {}
+    for partition, file_id, instant in bases:
+        if live(instant) and instant > newest.get((partition, file_id), ""):
+            newest[(partition, file_id)] = instant
+    out = []
+    for partition, file_id, base in sorted(appended):
+        newer = newest.get((partition, file_id), "")
+        if newer > base:
+            out.append(Conflict(newer, partition, file_id, base))
+    return out
+
+
+def _base_files(table: HudiTable, partitions: Iterable[str]) -> list[tuple[str, str, str]]:
+    """(partition, file id, instant) of every base file in `partitions` (one listing each)."""
+    ext = "." + table.config.base_file_format.lower()
+    out = []
+    for partition in set(partitions):
+        directory = posixpath.join(table.base_path, partition) if partition else table.base_path
+        for info in table.storage.list_dir(directory):
+            parsed = BaseFileName.try_parse(info.name)
+            if parsed is not None and parsed.extension == ext:
+                out.append((partition, parsed.file_id, parsed.instant))
+    return out
+
+
 def write_conflicts(table: HudiTable, stats: Iterable[WriteStat]) -> list[Conflict]:
-    """The conflicts of a write's stats with the compactions on `table`'s timeline as loaded."""
+    """The conflicts of a write's stats with the compactions on `table`'s timeline as loaded and the base files
+    in the partitions it appended to."""
     appended = appended_slices(stats)
     if not appended:
         return []
@@ -85,4 +119,7 @@ def write_conflicts(table: HudiTable, stats: Iterable[WriteStat]) -> list[Confli
     pending = {i.requested_time for i in tl.pending_compactions()}
     gone = gone_slices(appended, lambda base: inputs.is_committed(base) or base in pending)
     oldest = min(base for _, _, base in appended)
-    return gone + find_conflicts(appended, compacted_slices(table, oldest))
+    taken = find_conflicts(appended, compacted_slices(table, oldest))
+    if gone or taken:
+        return gone + taken
+    return newer_base_files(appended, _base_files(table, {p for p, _, _ in appended}), inputs.is_committed)

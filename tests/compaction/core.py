@@ -6,6 +6,7 @@ results can be worked out by hand from the merge rules Java Hudi applies.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -216,3 +217,15 @@ def foreign_append(
     w.stats.append(append_to_file_group(w.context, target, data))
     foreign_commit(w)
     return w.instant
+
+
+def archive_oldest(path: str, count: int) -> list[str]:
+    """Do what Java's archiver leaves behind: the oldest completed instants' files leave the active timeline."""
+    meta = Path(path, ".hoodie")
+    archived = meta / "archived"
+    archived.mkdir(exist_ok=True)
+    times = sorted({p.name.split(".")[0] for p in meta.iterdir() if p.is_file() and p.name[:1].isdigit()})[:count]
+    for p in list(meta.iterdir()):
+        if p.is_file() and p.name.split(".")[0] in times:
+            shutil.move(str(p), archived / p.name)
+    return times

@@ -7,7 +7,6 @@ out by hand in each test; none is computed by the code under test.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,6 +24,7 @@ from tests.compaction.core import (
     EVENT_TIME_PAYLOAD,
     OVERWRITE_PAYLOAD,
     CoreTable,
+    archive_oldest,
     at,
     by_id,
     hudi_rs_read,
@@ -52,18 +52,6 @@ def test_schedule_refuses_while_a_write_is_pending(engine: Engine, tmp_path: Pat
 
 
 # ---- 2. archived instants ---------------------------------------------------------------------------------
-
-
-def archive_oldest(path: str, count: int) -> list[str]:
-    """Do what Java's archiver leaves behind: the oldest completed instants' files leave the active timeline."""
-    meta = Path(path, ".hoodie")
-    archived = meta / "archived"
-    archived.mkdir(exist_ok=True)
-    times = sorted({p.name.split(".")[0] for p in meta.iterdir() if p.is_file() and p.name[:1].isdigit()})[:count]
-    for p in list(meta.iterdir()):
-        if p.is_file() and p.name.split(".")[0] in times:
-            shutil.move(str(p), archived / p.name)
-    return times
 
 
 def test_archived_instants_stay_committed_in_a_compaction(engine: Engine, tmp_path: Path) -> None:

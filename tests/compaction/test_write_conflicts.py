@@ -28,7 +28,7 @@ from hudi_meta.table.conflicts import WriteConflictError
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient, append_to_file_group
-from tests.compaction.core import CoreTable, at, foreign_commit, hudi_rs_read, rows
+from tests.compaction.core import CoreTable, archive_oldest, at, foreign_commit, hudi_rs_read, rows
 
 
 def three_writes(path: Path) -> CoreTable:
@@ -196,3 +196,22 @@ def test_a_writer_whose_slice_was_rolled_back_is_rolled_back_at_commit(engine: E
     t.write(rows(("d", 4, 1.0)))  # written again: into the slice that is newest now
     assert t.read()["d"] == (4, 1.0) and hudi_rs_read(t.path, "snapshot") == t.read()
     assert not check_files(t.table)
+
+
+def test_a_writer_whose_slice_an_archived_compaction_took_is_rolled_back(engine: Engine, tmp_path: Path) -> None:
+    """Found by the long model run (seed 2026): the compaction that took the writer's slice was archived before the
+    writer committed; only its base file says so."""
+    t = three_writes(tmp_path / "t")
+    w = WriteClient(t.table)
+    w.targets()  # into the first slice
+    done = t.compact(engine, at(10))
+    t.write(rows(("e", 70, 1.0)))
+    t.write(rows(("f", 80, 1.0)))
+    archived = archive_oldest(t.path, 5)  # the writes before the compaction and the compaction itself
+    assert done in archived and t.table.timeline.instant(done) is None
+    with w:
+        w.begin()
+        w.append_log(t.partition, t.file_id or "", rows(("d", 4, 1.0)))
+        with pytest.raises(WriteConflictError, match=f"compaction {done} took slice"):
+            w.commit()
+    assert "d" not in t.read() and hudi_rs_read(t.path, "snapshot") == t.read()
