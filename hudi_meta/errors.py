@@ -1,5 +1,7 @@
 """Errors a user can cause. The CLI turns each into one line on stderr and exit code 2."""
 
+from typing import Any
+
 
 class HudiMetaError(Exception):
     """Base class for errors with a message a person can act on."""
@@ -76,3 +78,87 @@ class StoreError(HudiMetaError):
         reason = getattr(cause, "orig", None) or cause
         text = str(reason).strip().splitlines()[0] if str(reason).strip() else type(reason).__name__
         super().__init__(f"metadata store {label}: {text}")
+
+
+# ---- Table services and writes -------------------------------------------------------------------------------------
+
+
+class WriteInProgressError(HudiMetaError):
+    """A write is pending on the table: scheduling now would lose its records (try again once it is done)."""
+
+
+class WriteConflictError(HudiMetaError):
+    """A write appended into a slice that a compaction took after the write planned its files."""
+
+
+class TableLockTimeoutError(HudiMetaError):
+    """Another process held the table lock for longer than we wait."""
+
+
+class LiveWriterError(HudiMetaError):
+    """The pending write still has a live heartbeat: its writer is running, so it must not be rolled back."""
+
+
+class HeartbeatExpiredError(HudiMetaError):
+    """This writer's own heartbeat went stale: another writer may have rolled its instant back."""
+
+
+class PlanTakenBackError(HudiMetaError):
+    """The compaction could not keep merge order and was taken back (nothing lost): schedule again. `report` says
+    what taking it back did (the log files it moved back into the compacted slice)."""
+
+    def __init__(self, message: str, report: Any) -> None:  # compaction.unschedule.UnscheduleReport
+        super().__init__(message)
+        self.report = report
+
+
+class CompletedCompactionError(HudiMetaError):
+    """A completed compaction is rolled back only when asked for explicitly."""
+
+
+class CleanedDataError(HudiMetaError):
+    """A time-travel or incremental read needs files that a clean deleted."""
+
+
+class NotFreshError(HudiMetaError):
+    """The read-optimized view does not hold all data before the time asked for (strict reads)."""
+
+
+# ---- Settings ------------------------------------------------------------------------------------------------------
+
+
+class LimitError(HudiMetaError):
+    """A trigger or strategy limit out of range, or given where nothing uses it; `field` names it (the request's
+    field, the service configuration's key), `reason` says what is wrong."""
+
+    def __init__(self, field: str, value: int, reason: str) -> None:
+        super().__init__(f"{field} = {value}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class CleanConfigError(HudiMetaError):
+    """A clean policy or retention that Hudi would refuse (unknown policy, negative or non-numeric retention)."""
+
+
+class ConfigError(HudiMetaError):
+    """A configuration file that cannot be used, with the file and key to fix."""
+
+
+# ---- Storage, formats and catalogs ---------------------------------------------------------------------------------
+
+
+class NoAppendError(HudiMetaError, OSError):
+    """An append to an existing object: object stores rewrite objects whole, never in place."""
+
+
+class AvroSchemaError(BlockDecodeError):
+    """An Avro schema (a block's SCHEMA header) that is not valid Avro."""
+
+
+class CatalogUnavailableError(HudiMetaError):
+    """The catalog could not be reached or dropped the connection (worth a retry)."""
+
+
+class Abandoned(HudiMetaError):
+    """A compaction left pending because the service is stopping; the next run finishes it."""

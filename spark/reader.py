@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 from sqlalchemy import Engine
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import NotFreshError
 from hudi_meta.freshness import view_for_complete_before
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.table.table import HudiTable, Query, SliceRead
@@ -64,10 +64,6 @@ def read(
     return spark.createDataFrame(slices, "slice string").mapInArrow(
         _SliceReader(table.uri, table.storage.options, query, schema), spark_schema
     )
-
-
-class NotFreshError(HudiMetaError):
-    """The read-optimized view does not hold all data before the time asked for (strict reads)."""
 
 
 def read_complete_before(

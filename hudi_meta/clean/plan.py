@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import CleanConfigError
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import format_instant
 from hudi_meta.table.times import MAX_DURATION_MS
@@ -60,10 +60,6 @@ DELETE_FILE = "delete-file"
 DELETE_LINK = "delete-link"
 KEEP = "keep"
 _ORDER = {DELETE_LINK: 0, DELETE_FILE: 1, KEEP: 2}
-
-
-class CleanConfigError(HudiMetaError):
-    """A clean policy or retention that Hudi would refuse (unknown policy, negative or non-numeric retention)."""
 
 
 # ---------------------------------------------------------------- policy

@@ -26,7 +26,7 @@ from hudi_meta.compaction.undo import (
     refuse_pending_writes,
     step_done,
 )
-from hudi_meta.errors import CorruptFileError, HudiMetaError
+from hudi_meta.errors import CompletedCompactionError, CorruptFileError, HudiMetaError
 from hudi_meta.format.file_names import slice_of_file
 from hudi_meta.format.table_service_metadata import (
     CompactionPlan,
@@ -41,10 +41,6 @@ from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.rollback import RollbackReport, pending_rollback_of
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
-
-
-class CompletedCompactionError(HudiMetaError):
-    """A completed compaction is rolled back only when asked for explicitly."""
 
 
 def rollback_compaction(

@@ -29,9 +29,9 @@ from hudi_meta.compaction.layout import plan_layout
 from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.stream import stream_new_base_file, with_file_name
 from hudi_meta.compaction.undo import plan_breakers
-from hudi_meta.compaction.unschedule import UnscheduleReport, unschedule_compaction
+from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.crash_points import CrashPoints
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import HudiMetaError, PlanTakenBackError
 from hudi_meta.format.block_content import DeleteRecord, conform
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
@@ -277,15 +277,6 @@ def make_links(table: HudiTable, plan: CompactionPlan, mode: str) -> int:
             made += 1
             _crash_point("after-link")
     return made
-
-
-class PlanTakenBackError(HudiMetaError):
-    """The compaction could not keep merge order and was taken back (nothing lost): schedule again. `report` says
-    what taking it back did (the log files it moved back into the compacted slice)."""
-
-    def __init__(self, message: str, report: UnscheduleReport) -> None:
-        super().__init__(message)
-        self.report = report
 
 
 def check_plan_inputs(table: HudiTable, plan: CompactionPlan, instant: str) -> None:

@@ -27,7 +27,7 @@ from hudi_meta.compaction.strategies import (
     plan_operations,
 )
 from hudi_meta.compaction.triggers import Trigger
-from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.errors import BadValueError, HudiMetaError, LimitError, WriteInProgressError
 from hudi_meta.format.links import LinkMode
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
@@ -81,16 +81,6 @@ class ScheduleRequest:
             check_threshold(self.threshold_ms, now_ms)
         if self.data_latency_ms is not None:
             check_data_latency(self.data_latency_ms, now_ms)
-
-
-class LimitError(HudiMetaError):
-    """A trigger or strategy limit out of range, or given where nothing uses it; `field` names it (the request's
-    field, the service configuration's key), `reason` says what is wrong."""
-
-    def __init__(self, field: str, value: int, reason: str) -> None:
-        super().__init__(f"{field} = {value}: {reason}")
-        self.field = field
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -259,10 +249,6 @@ def refuse_moving_back(conn: Connection, table_id: int, threshold: int) -> None:
             f"an exact compaction at {format_time_ms(threshold)} would move the read-optimized view back before its "
             f"watermark {format_time_ms(now.watermark_ms)}: schedule at or after it, or without --exact"
         )
-
-
-class WriteInProgressError(HudiMetaError):
-    """A write is pending on the table: scheduling now would lose its records (try again once it is done)."""
 
 
 def refuse_pending_writes(table: HudiTable) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_meta.errors import BlockDecodeError, UnsupportedContentError
+from hudi_meta.errors import AvroSchemaError, BlockDecodeError, UnsupportedContentError
 
 AvroSchema = Any  # a parsed Avro schema: str, dict or list
 
@@ -58,10 +58,6 @@ _RAW_LOGICAL: dict[str, tuple[str, ...]] = {
     "uuid": ("string", "fixed"),
     "duration": ("fixed",),
 }
-
-
-class AvroSchemaError(BlockDecodeError):
-    """An Avro schema (a block's SCHEMA header) that is not valid Avro."""
 
 
 # ---- Avro -> Arrow types ------------------------------------------------------------------------------

@@ -72,20 +72,12 @@ from hudi_meta.clean.plan import (
     MAX_RETAINED,
     POLICIES,
     POLICY_KEY,
-    CleanConfigError,
     CleanPolicy,
     misplaced_retention,
 )
-from hudi_meta.compaction.schedule import (
-    DATA_LATENCY_KEY,
-    MAX_DELTA_COMMITS,
-    MAX_DELTA_SECONDS,
-    Limit,
-    LimitError,
-    ScheduleRequest,
-)
+from hudi_meta.compaction.schedule import DATA_LATENCY_KEY, MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, Limit, ScheduleRequest
 from hudi_meta.compaction.triggers import Trigger
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import CleanConfigError, ConfigError, HudiMetaError, LimitError
 from hudi_meta.format.links import LinkMode
 from hudi_meta.spelling import Spelled
 from hudi_meta.storage.factory import normalize_uri
@@ -132,10 +124,6 @@ KEYS: dict[str, tuple[str, ...]] = {
         "sync_name",
     ),
 }
-
-
-class ConfigError(HudiMetaError):
-    """A configuration file that cannot be used, with the file and key to fix."""
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from sqlalchemy import Engine
 
 from hudi_meta.clean.plan import CleanPolicy
 from hudi_meta.clean.run import check_cleanable, run_clean
-from hudi_meta.compaction.schedule import WriteInProgressError, schedule_compaction
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.compaction.schedule import schedule_compaction
+from hudi_meta.errors import Abandoned, HudiMetaError, WriteInProgressError
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import register_table
 from hudi_meta.service.config import ServiceConfig, TableSettings
@@ -35,7 +35,7 @@ from hudi_meta.service.records import (
     set_status,
     start_step,
 )
-from hudi_meta.service.runner import Abandoned, CompactionRunner
+from hudi_meta.service.runner import CompactionRunner
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
 

@@ -17,16 +17,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from hudi_meta.compaction.run import run_compaction
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import Abandoned, HudiMetaError
 from hudi_meta.format.table_service_metadata import CompactionOperation
 from hudi_meta.service.config import SparkSettings
 from hudi_meta.table.table import HudiTable
 
 Phase = Callable[[str], None]
-
-
-class Abandoned(HudiMetaError):
-    """A compaction left pending because the service is stopping; the next run finishes it."""
 
 
 class CompactionRunner(Protocol):

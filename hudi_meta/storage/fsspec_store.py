@@ -14,12 +14,8 @@ from typing import Any, BinaryIO, cast
 
 import fsspec
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import NoAppendError
 from hudi_meta.storage.base import FileInfo, Storage
-
-
-class NoAppendError(HudiMetaError, OSError):
-    """An append to an existing object: object stores rewrite objects whole, never in place."""
 
 
 class FsspecStorage(Storage):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.errors import BadValueError, CatalogUnavailableError, HudiMetaError
 from hudi_meta.values import ascii_integer, shown
 
 HIVE_EXTRA = "pip install 'hudi-meta[hive]'"
@@ -51,10 +51,6 @@ class CatalogTable:
     serde: str
     serde_properties: Mapping[str, str] = field(default_factory=dict)
     properties: Mapping[str, str] = field(default_factory=dict)
-
-
-class CatalogUnavailableError(Exception):
-    """The catalog could not be reached or dropped the connection (worth a retry)."""
 
 
 class Catalog(Protocol):

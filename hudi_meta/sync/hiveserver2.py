@@ -16,16 +16,8 @@ from urllib.parse import unquote
 from pyhive import exc, hive
 from thrift.transport import TSocket, TTransport
 
-from hudi_meta.errors import HudiMetaError
-from hudi_meta.sync.catalog import (
-    CatalogTable,
-    CatalogUnavailableError,
-    Column,
-    Partition,
-    RetryPolicy,
-    catalog_address,
-    with_retries,
-)
+from hudi_meta.errors import CatalogUnavailableError, HudiMetaError
+from hudi_meta.sync.catalog import CatalogTable, Column, Partition, RetryPolicy, catalog_address, with_retries
 from hudi_meta.sync.thrift_errors import UNAVAILABLE
 
 T = TypeVar("T")

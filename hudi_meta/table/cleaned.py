@@ -12,17 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import CleanedDataError
 from hudi_meta.format.file_names import slice_of_file
 from hudi_meta.format.table_service_metadata import CleanMetadata
 from hudi_meta.table.fs_view import FileGroup, ViewInputs
 from hudi_meta.table.instant import Action
 from hudi_meta.table.timeline import Timeline
-
-
-class CleanedDataError(HudiMetaError):
-    """A time-travel or incremental read needs files that a clean deleted."""
-
 
 GroupKey = tuple[str, str]  # (partition, file id)
 

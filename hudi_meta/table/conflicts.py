@@ -20,16 +20,11 @@ import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.commit_metadata import WriteStat
 from hudi_meta.format.file_names import BaseFileName
 from hudi_meta.table.table import HudiTable
 
 SliceKey = tuple[str, str, str]  # (partition, file id, base instant)
-
-
-class WriteConflictError(HudiMetaError):
-    """A write appended into a slice that a compaction took after the write planned its files."""
 
 
 @dataclass(frozen=True)

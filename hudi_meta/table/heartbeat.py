@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from hudi_meta.errors import HeartbeatExpiredError
 from hudi_meta.storage.base import Storage
 from hudi_meta.table.instant import instant_epoch_ms
 
@@ -102,10 +103,6 @@ def is_expired(
 
 def delete_heartbeat(storage: Storage, meta_path: str, instant: str) -> None:
     storage.delete(heartbeat_path(meta_path, instant))
-
-
-class HeartbeatExpiredError(RuntimeError):
-    """This writer's own heartbeat went stale: another writer may have rolled its instant back."""
 
 
 class Heartbeat:

@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import TableLockTimeoutError
 from hudi_meta.storage.base import Storage
 
 LOCK_FILE = "lock"
@@ -37,10 +37,6 @@ DEFAULT_EXPIRE_MINUTES = 1
 DEFAULT_WAIT_MS = 60_000
 
 log = logging.getLogger(__name__)
-
-
-class TableLockTimeoutError(HudiMetaError):
-    """Another process held the table lock for longer than we wait."""
 
 
 def lock_path(meta_path: str, props: Mapping[str, str]) -> str:

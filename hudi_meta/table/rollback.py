@@ -19,7 +19,7 @@ import posixpath
 import time
 from dataclasses import dataclass, field
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import HudiMetaError, LiveWriterError
 from hudi_meta.format.log_reader import written_only_by
 from hudi_meta.format.log_writer import append_blocks, rollback_block
 from hudi_meta.format.table_service_metadata import (
@@ -53,10 +53,6 @@ def _plan(target: str, target_action: str, markers: list[Marker]) -> RollbackPla
         elif m.kind == APPEND:
             requests.append(RollbackRequest(partition_path=m.partition, log_blocks_to_be_deleted={m.file_name: 0}))
     return RollbackPlan(instant_to_rollback=InstantInfo(target, target_action), rollback_requests=tuple(requests))
-
-
-class LiveWriterError(HudiMetaError):
-    """The pending write still has a live heartbeat: its writer is running, so it must not be rolled back."""
 
 
 def rollback_failed_write(

@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_meta.errors import HudiMetaError, UnsupportedTableError
+from hudi_meta.errors import HeartbeatExpiredError, HudiMetaError, UnsupportedTableError, WriteConflictError
 from hudi_meta.format.avro_arrow import arrow_to_avro_record
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
@@ -56,9 +56,9 @@ from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
 from hudi_meta.table import bucket_index
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
-from hudi_meta.table.conflicts import WriteConflictError, write_conflicts
+from hudi_meta.table.conflicts import write_conflicts
 from hudi_meta.table.event_time import min_max_epoch_ms
-from hudi_meta.table.heartbeat import Heartbeat, HeartbeatConfig, HeartbeatExpiredError
+from hudi_meta.table.heartbeat import Heartbeat, HeartbeatConfig
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers

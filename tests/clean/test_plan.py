@@ -19,7 +19,6 @@ from hudi_meta.clean.plan import (
     KEEP_LATEST_BY_HOURS,
     KEEP_LATEST_COMMITS,
     KEEP_LATEST_FILE_VERSIONS,
-    CleanConfigError,
     CleanFile,
     CleanGroup,
     CleanPlanResult,
@@ -31,6 +30,7 @@ from hudi_meta.clean.plan import (
     earliest_commit_to_retain,
     plan_clean,
 )
+from hudi_meta.errors import CleanConfigError
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

@@ -22,6 +22,7 @@ from hudi_meta.clean.plan import (
     CleanPolicy,
 )
 from hudi_meta.clean.run import CRASH_AT_ENV, CRASH_POINTS, groups_from_files, groups_from_index, run_clean
+from hudi_meta.errors import CleanedDataError
 from hudi_meta.format.avro_container import read_container
 from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata
 from hudi_meta.index.db import make_engine
@@ -29,7 +30,6 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.models import cleaned_file_table, log_file_table, table_service_table
 from hudi_meta.index.registry import table_id_of
-from hudi_meta.table.cleaned import CleanedDataError
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable, Query
 from tests.cli.helpers import cli

@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.compaction.admin import published_threshold
-from hudi_meta.compaction.rollback import CompletedCompactionError, rollback_compaction
+from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import CompletedCompactionError, HudiMetaError
 from hudi_meta.format.links import THRESHOLD_KEY, carry_log_name
 from hudi_meta.format.table_service_metadata import RollbackMetadata, RollbackPlan
 from hudi_meta.index.indexer import Indexer

@@ -19,12 +19,11 @@ from sqlalchemy import Engine
 
 from hudi_meta.check.files import check_files
 from hudi_meta.compaction.rollback import rollback_compaction
-from hudi_meta.compaction.run import PlanTakenBackError, run_compaction
+from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import HudiMetaError, PlanTakenBackError, WriteConflictError
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import carry_log_name
-from hudi_meta.table.conflicts import WriteConflictError
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient, append_to_file_group

@@ -24,10 +24,10 @@ from hudi_meta.check.files import PLAN_ORDER_BROKEN, PLAN_SLICE_CHANGED, UNCOMMI
 from hudi_meta.clean.plan import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.rollback import rollback_compaction
-from hudi_meta.compaction.run import PlanTakenBackError, run_compaction, set_crash_hook
+from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import CleanedDataError, HudiMetaError, PlanTakenBackError, WriteConflictError
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.file_names import LogFileName, log_file_name
 from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM, LinkMode
@@ -41,8 +41,6 @@ from hudi_meta.index.migrate import upgrade
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
-from hudi_meta.table.cleaned import CleanedDataError
-from hudi_meta.table.conflicts import WriteConflictError
 from hudi_meta.table.instant import WRITE_ACTIONS
 from hudi_meta.table.markers import APPEND, create_marker
 from hudi_meta.table.rollback import rollback_failed_write, rollback_failed_writes

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from hudi_meta.compaction.triggers import Trigger
-from hudi_meta.service.config import ConfigError, load_config
+from hudi_meta.errors import ConfigError
+from hudi_meta.service.config import load_config
 from tests.cli.helpers import cli
 from tests.compaction.core import CoreTable, rows
 

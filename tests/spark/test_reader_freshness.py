@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hudi_meta.spark.reader import NotFreshError, read_complete_before
+from hudi_meta.spark.reader import read_complete_before
 from pyspark.sql import SparkSession
 from sqlalchemy import Engine
 
+from hudi_meta.errors import NotFreshError
 from tests.compaction.core import at
 from tests.sync.helpers import compacted_table
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from hudi_meta.errors import NoAppendError
 from hudi_meta.storage import FsspecStorage, LocalStorage, Storage, storage_for
-from hudi_meta.storage.fsspec_store import NoAppendError
 from tests.conftest import S3Server
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import HudiMetaError, LiveWriterError
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.table.heartbeat import (
     HEARTBEAT_DIR,
@@ -30,7 +30,7 @@ from hudi_meta.table.heartbeat import (
     read_heartbeat,
 )
 from hudi_meta.table.instant import Action
-from hudi_meta.table.rollback import LiveWriterError, rollback_failed_write, rollback_failed_writes
+from hudi_meta.table.rollback import rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 from hudi_meta.table.writer import WriteClient
