@@ -110,7 +110,7 @@ def main() -> int:
 
     table = copy("unschedule")
     started = time.perf_counter()
-    report = unschedule_compaction(table, instant)
+    report = unschedule_compaction(table, instant, dry_run=False)
     took = time.perf_counter() - started
     moved = sum(a.operation == "move_log_file" for a in report.actions)
     print(f"unschedule (requested): {took:.2f} s, {moved} log files moved, {len(report.actions) / took:.0f} files/s")
@@ -131,7 +131,7 @@ def main() -> int:
         set_crash_hook(None)
     table = HudiTable.open(table.base_path)
     started = time.perf_counter()
-    rolled = rollback_compaction(table, instant)
+    rolled = rollback_compaction(table, instant, dry_run=False)
     took = time.perf_counter() - started
     deleted = sum(a.operation.startswith("delete_") for a in rolled.actions)
     moved = sum(a.operation == "move_log_file" for a in rolled.actions)

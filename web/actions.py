@@ -59,7 +59,7 @@ def _clean(body: Body) -> Run:
 
 def _cleaned(table: HudiTable, policy: CleanPolicy) -> dict[str, Any]:
     check_cleanable(table)
-    outcome = run_clean(store.engine(), table, policy, execute=False)
+    outcome = run_clean(store.engine(), table, policy, dry_run=True)
     summary = outcome.plan.summary if outcome.plan is not None else outcome.note or "nothing to clean"
     return {"message": f"clean plan (dry run, nothing deleted): {summary}", "files": format_reports(outcome.reports)}
 

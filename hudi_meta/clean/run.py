@@ -432,14 +432,14 @@ def run_clean(
     engine: Engine,
     table: HudiTable,
     policy: CleanPolicy,
-    execute: bool = False,
+    dry_run: bool = True,
     now_ms: int | None = None,
     progress: Report = silent,
 ) -> CleanOutcome:
-    """`hudi-meta clean`: dry run (the plan, pending cleans included) or, with `execute`, finish pending cleans,
-    plan from the freshly indexed store, write the clean instants, delete, and index again."""
+    """`hudi-meta clean`: a dry run by default (the plan, pending cleans included); with `dry_run=False`, finish
+    pending cleans, plan from the freshly indexed store, write the clean instants, delete, and index again."""
     check_cleanable(table)
-    if not execute:
+    if dry_run:
         return _dry_run(engine, table, policy, now_ms)
     reports: list[FileReport] = []
     runs = finish_pending_cleans(table)

@@ -55,7 +55,7 @@ def clean_command(args: argparse.Namespace) -> int:
     )
     check_cleanable(table)
     with terminal_progress(not args.json) as progress:
-        outcome = run_clean(open_store(args.db), table, policy, execute=args.execute, progress=progress)
+        outcome = run_clean(open_store(args.db), table, policy, dry_run=not args.execute, progress=progress)
     rows = format_reports(outcome.reports)
     failed = [r for r in outcome.reports if r.error]
     if args.json:

@@ -1,7 +1,8 @@
 """`compaction unschedule|validate|repair` and `rollback`: taking compactions back, checking and fixing them.
 
 Each prints one row per file it acts on or finds (operation, source, target, done, error), as a text table
-or, with --json, a JSON array; --dry-run prints the same rows with nothing done. Commands that change the table
+or, with --json, a JSON array. Like `clean`, a command that changes the table is a dry run unless `--execute`:
+it prints the same rows with nothing done. Commands that change the table
 bring the metadata store up to date afterwards when the table is registered there (a rolled-back compaction's
 threshold then leaves the store's timeline too). Exit codes: 0 done (or nothing found), 2 refused (one line
 on stderr, nothing written), 3 validate or repair found problems that remain.
@@ -72,7 +73,7 @@ def add_commands(sub: Subparsers) -> None:
 
 
 def _dry_run_and_json(parser: Any) -> None:
-    parser.add_argument("--dry-run", action="store_true", help="print what would be done, do nothing")
+    parser.add_argument("--execute", action="store_true", help="do it (without: print what would be done)")
     parser.add_argument("--json", action="store_true", help="a JSON array, one object per row")
 
 
@@ -92,10 +93,10 @@ def _failed(actions: list[FileAction]) -> bool:
 
 def unschedule_command(args: argparse.Namespace) -> int:
     table = HudiTable.open(args.table)
-    report = unschedule_compaction(table, args.instant, args.dry_run)
+    report = unschedule_compaction(table, args.instant, dry_run=not args.execute)
     moved = sum(a.operation == "move_log_file" for a in report.actions)
     deleted = sum(a.operation.startswith("delete_") and a.operation != "delete_instant" for a in report.actions)
-    verb = "would unschedule" if args.dry_run else "unscheduled"
+    verb = "unscheduled" if args.execute else "would unschedule"
     via = f" (rollback {report.rollback_instant})" if report.rollback_instant else ""
     _print(
         args,
@@ -103,7 +104,7 @@ def unschedule_command(args: argparse.Namespace) -> int:
         report.actions,
         f"{verb} compaction {args.instant}{via}: {deleted} files deleted, {moved} log files moved back",
     )
-    if not args.dry_run:
+    if args.execute:
         _reindex(args, table)
     return EXIT_FOUND if _failed(report.actions) else 0
 
@@ -114,17 +115,17 @@ def rollback_command(args: argparse.Namespace) -> int:
     state = tl.instant(args.instant)
     if tl.is_compaction(args.instant) or (state is None and pending_rollback_of(table, args.instant)):
         before = published_threshold(tl)
-        report = rollback_compaction(table, args.instant, args.completed_compaction, args.dry_run)
+        report = rollback_compaction(table, args.instant, args.completed_compaction, dry_run=not args.execute)
         after = published_threshold(table.timeline)
-        verb = "would roll back" if args.dry_run else "rolled back"
+        verb = "rolled back" if args.execute else "would roll back"
         summary = f"{verb} compaction {args.instant} (rollback {report.instant})"
-        if not args.dry_run and before != after:
+        if args.execute and before != after:
             summary += f"; published threshold {_threshold(before)} -> {_threshold(after)}"
     elif state is None:
         raise HudiMetaError(f"no instant {args.instant} on {table.base_path}")
     elif state.action in (Action.DELTA_COMMIT, Action.COMMIT) and not state.is_completed:
-        report = rollback_failed_write(table, args.instant, args.dry_run, args.force)
-        summary = f"{'would roll back' if args.dry_run else 'rolled back'} {state.action} {args.instant}"
+        report = rollback_failed_write(table, args.instant, dry_run=not args.execute, force=args.force)
+        summary = f"{'rolled back' if args.execute else 'would roll back'} {state.action} {args.instant}"
     elif state.is_completed:
         raise HudiMetaError(
             f"{args.instant} is a completed {state.action}: hudi-meta rolls back failed writes and compactions"
@@ -132,7 +133,7 @@ def rollback_command(args: argparse.Namespace) -> int:
     else:
         raise HudiMetaError(f"{args.instant} is a {state.action}: hudi-meta rolls back writes and compactions")
     _print(args, args.instant, report.actions, summary)
-    if not args.dry_run:
+    if args.execute:
         _reindex(args, table)
     return EXIT_FOUND if _failed(report.actions) else 0
 
@@ -156,15 +157,15 @@ def validate_command(args: argparse.Namespace) -> int:
 
 def repair_command(args: argparse.Namespace) -> int:
     table = HudiTable.open(args.table)
-    report = repair(table, args.instant, args.dry_run)
+    report = repair(table, args.instant, dry_run=not args.execute)
     unrepaired = [
         FileAction(f.check, f.path, False, f"{f.problem} (repair cannot fix this)", f.target) for f in report.unrepaired
     ]
     actions = report.actions + unrepaired
-    verb = "would repair" if args.dry_run else "repaired"
+    verb = "repaired" if args.execute else "would repair"
     summary = f"{verb} {args.instant}: {len(report.actions)} steps, {len(unrepaired)} problems left"
     _print(args, args.instant, actions, summary if actions else f"nothing to repair in {args.instant}")
-    if not args.dry_run and report.actions:
+    if args.execute and report.actions:
         _reindex(args, table)
     return EXIT_FOUND if _failed(actions) else 0
 

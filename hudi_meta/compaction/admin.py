@@ -336,7 +336,7 @@ class RepairReport:
     rollback_instant: str | None = None  # an unschedule of a plan that had run wrote one
 
 
-def repair(table: HudiTable, instant: str, dry_run: bool = False) -> RepairReport:
+def repair(table: HudiTable, instant: str, dry_run: bool = True) -> RepairReport:
     """Fix what `validate(table, instant)` finds (see the module doc); refused for an unknown instant."""
     report = RepairReport(instant, dry_run)
     for v in validate(table, instant):

@@ -43,9 +43,7 @@ from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 
 
-def rollback_compaction(
-    table: HudiTable, target: str, completed: bool = False, dry_run: bool = False
-) -> RollbackReport:
+def rollback_compaction(table: HudiTable, target: str, completed: bool = False, dry_run: bool = True) -> RollbackReport:
     """Roll back compaction `target` (inflight, or completed when `completed`): see the module doc.
 
     Refused, with nothing written: an unknown instant, one that is not a compaction, a plan that never ran

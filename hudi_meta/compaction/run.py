@@ -301,7 +301,7 @@ def check_plan_inputs(table: HudiTable, plan: CompactionPlan, instant: str) -> N
         return
     why = breakers[0].describe() + (f" (and {len(breakers) - 1} more)" if len(breakers) > 1 else "")
     try:
-        report = unschedule_compaction(table, instant)
+        report = unschedule_compaction(table, instant, dry_run=False)
     except HudiMetaError as refused:
         raise HudiMetaError(
             f"compaction {instant} cannot keep merge order ({why}); taking it back was refused: {refused}; run it "

@@ -34,7 +34,7 @@ class UnscheduleReport:
     actions: list[FileAction] = field(default_factory=list)
 
 
-def unschedule_compaction(table: HudiTable, instant: str, dry_run: bool = False) -> UnscheduleReport:
+def unschedule_compaction(table: HudiTable, instant: str, dry_run: bool = True) -> UnscheduleReport:
     """Take back the pending compaction `instant` (see the module doc); refused with nothing written for an
     unknown instant, one that is not a compaction, a completed compaction, or while a write is pending."""
     check_compactable(table)

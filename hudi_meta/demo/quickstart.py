@@ -127,7 +127,7 @@ def _clean(engine: Any, path: str) -> None:
     """KEEP_LATEST_FILE_VERSIONS with one version: the old slice goes, but not a log file a link shows."""
     table = HudiTable.open(path)
     before = table.read("snapshot").num_rows
-    outcome = run_clean(engine, table, CleanPolicy(KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1), execute=True)
+    outcome = run_clean(engine, table, CleanPolicy(KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1), dry_run=False)
     deleted = sum(1 for r in outcome.reports if r.done and r.operation != "keep")
     kept = sum(1 for r in outcome.reports if r.operation == "keep")
     table = HudiTable.open(path)

@@ -224,7 +224,7 @@ class Service:
     def _clean(self, table: HudiTable, s: TableSettings) -> StepResult:
         check_cleanable(table)
         policy = CleanPolicy.from_properties(table.config.props, s.clean_policy, s.clean_retained, s.clean_hours)
-        outcome = run_clean(self.engine, table, policy, execute=True)
+        outcome = run_clean(self.engine, table, policy, dry_run=False)
         failed = [r for r in outcome.reports if r.error]
         deleted = sum(1 for r in outcome.reports if r.done and r.operation != "keep")
         if failed:

@@ -58,7 +58,7 @@ def _plan(target: str, target_action: str, markers: list[Marker]) -> RollbackPla
 def rollback_failed_write(
     table: HudiTable,
     target: str,
-    dry_run: bool = False,
+    dry_run: bool = True,
     force: bool = False,
     heartbeat: HeartbeatConfig | None = None,
 ) -> RollbackReport:
@@ -203,5 +203,5 @@ def rollback_failed_writes(table: HudiTable, heartbeat: HeartbeatConfig | None =
     reports = []
     for instant in failed_writes(table, heartbeat):
         with contextlib.suppress(LiveWriterError):
-            reports.append(rollback_failed_write(table, instant.requested_time, heartbeat=heartbeat))
+            reports.append(rollback_failed_write(table, instant.requested_time, heartbeat=heartbeat, dry_run=False))
     return reports

@@ -499,7 +499,7 @@ class WriteClient:
                     storage.delete(path)
         self.close()
         self.table.reload()
-        rollback_failed_write(self.table, self.instant, force=True)
+        rollback_failed_write(self.table, self.instant, force=True, dry_run=False)
         log.warning("write %s rolled back after a conflict with a compaction", self.instant)
 
     # ---- files --------------------------------------------------------------------------------------

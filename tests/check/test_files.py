@@ -149,7 +149,7 @@ def test_a_clean_that_knows_links_leaves_nothing_to_find(
     assert check_table(t.table, engine).findings == []
     before = set(data_files(t.path))
     now = instant_epoch_ms(instants[-1]) + HOUR_MS  # KEEP_LATEST_BY_HOURS, 1 hour: the third compaction is kept
-    outcome = run_clean(engine, HudiTable.open(t.path), CLEAN_POLICIES[policy], execute=True, now_ms=now)
+    outcome = run_clean(engine, HudiTable.open(t.path), CLEAN_POLICIES[policy], dry_run=False, now_ms=now)
     assert outcome.instant is not None and set(data_files(t.path)) < before  # it deleted something
     report = check_table(HudiTable.open(t.path), engine)  # the clean indexed the table again
     assert report.index_checked and report.findings == []

@@ -98,11 +98,11 @@ def test_each_policy_keeps_the_table_readable(compacted: Compacted, tmp_path: Pa
     c1, c2, c3 = compacted.compactions
     now = instant_epoch_ms(c3) + 3_600_000  # KEEP_LATEST_BY_HOURS, 1 hour: the earliest commit to retain is C3
     table = HudiTable.open(str(path))
-    dry = run_clean(engine, table, POLICIES[name], execute=False, now_ms=now)
+    dry = run_clean(engine, table, POLICIES[name], dry_run=True, now_ms=now)
     assert dry.plan is not None and dry.plan.deletions and dry.instant is None
     before = files_of(str(path))
 
-    outcome = run_clean(engine, HudiTable.open(str(path)), POLICIES[name], execute=True, now_ms=now)
+    outcome = run_clean(engine, HudiTable.open(str(path)), POLICIES[name], dry_run=False, now_ms=now)
     assert outcome.instant is not None and outcome.plan is not None
     assert [r.path for r in outcome.reports] == [r.path for r in dry.reports]  # executes what the dry run showed
     assert all(r.done and r.error is None for r in outcome.reports)
@@ -164,7 +164,7 @@ def test_each_policy_keeps_the_table_readable(compacted: Compacted, tmp_path: Pa
     assert recorded == {(t, p) for p in before.keys() - after.keys()}
 
     # cleaning again with the same policy deletes nothing and writes no instant
-    again = run_clean(engine, HudiTable.open(str(path)), POLICIES[name], execute=True, now_ms=now)
+    again = run_clean(engine, HudiTable.open(str(path)), POLICIES[name], dry_run=False, now_ms=now)
     assert again.instant is None and not again.plan.deletions  # type: ignore[union-attr]
     assert files_of(str(path)) == after
     engine.dispose()
@@ -181,7 +181,7 @@ def test_time_travel_into_cleaned_slices_is_refused(compacted: Compacted, tmp_pa
     as_of_c2 = by_id(table.read(Query("time-travel", as_of=c2)))
     as_of_c1 = by_id(table.read(Query("time-travel", as_of=c1)))
     engine = make_engine(f"sqlite:///{db}")
-    run_clean(engine, table, POLICIES[KEEP_LATEST_COMMITS], execute=True)
+    run_clean(engine, table, POLICIES[KEEP_LATEST_COMMITS], dry_run=False)
     engine.dispose()
     table = HudiTable.open(str(path))
     retain = CleanMetadata.from_bytes(next(path.glob(".hoodie/*.clean")).read_bytes()).earliest_commit_to_retain
@@ -204,7 +204,9 @@ def test_copy_mode_links_are_ordinary_files(tmp_path: Path) -> None:
     t.compact(engine, at(10), mode="copy")
     t.write(region_rows("eu", ("d", 200, 4.0)))
     expected = {q: t.read(q) for q in READS}
-    outcome = run_clean(engine, t.table, CleanPolicy(KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1), True)
+    outcome = run_clean(
+        engine, t.table, CleanPolicy(KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1), dry_run=False
+    )
     assert outcome.plan is not None and not outcome.plan.kept  # the copy needs nothing of the old slice
     assert {a.operation for a in outcome.plan.deletions} == {"delete-file"}
     assert len(t.table.all_file_groups()[0].slices) == 1
@@ -272,7 +274,7 @@ def test_a_pending_compaction_keeps_its_slice_and_runs_after_the_clean(compacted
     assert scheduled.instant is not None and scheduled.plan is not None
     ops = scheduled.plan.operations
     reads = {op.partition_path: {*op.delta_file_paths, op.data_file_path or ""} - {""} for op in ops}
-    outcome = run_clean(engine, HudiTable.open(str(path)), POLICIES[KEEP_LATEST_FILE_VERSIONS], execute=True)
+    outcome = run_clean(engine, HudiTable.open(str(path)), POLICIES[KEEP_LATEST_FILE_VERSIONS], dry_run=False)
     assert outcome.plan is not None and outcome.plan.deletions
     planned = {a.path for a in outcome.plan.actions}
     for part, names in reads.items():  # nothing the compaction reads (its slice and what its links show) goes
@@ -294,7 +296,7 @@ def test_a_clean_indexed_before_cleaned_files_were_recorded_is_read_again(compac
     path, db = copy_of(compacted, tmp_path / "t")
     engine = make_engine(f"sqlite:///{db}")
     now = instant_epoch_ms(compacted.compactions[2]) + 3_600_000
-    outcome = run_clean(engine, HudiTable.open(str(path)), POLICIES[KEEP_LATEST_COMMITS], execute=True, now_ms=now)
+    outcome = run_clean(engine, HudiTable.open(str(path)), POLICIES[KEEP_LATEST_COMMITS], dry_run=False, now_ms=now)
     assert outcome.instant is not None
     c, s = cleaned_file_table, table_service_table
     with engine.begin() as conn:

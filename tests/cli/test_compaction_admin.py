@@ -43,13 +43,13 @@ def one_line(stderr: str) -> str:
 def test_unschedule_prints_rows_and_updates_the_store(pending: tuple[CoreTable, str], store: str) -> None:
     t, instant = pending
     before = t.read()
-    dry = cli_in_process("--db", store, "compaction", "unschedule", t.path, instant, "--dry-run", "--json")
+    dry = cli_in_process("--db", store, "compaction", "unschedule", t.path, instant, "--json")
     assert dry.code == 0, dry.stderr
     planned = json.loads(dry.stdout)
     assert [list(r) for r in planned] == [COLUMNS] * len(planned) and not any(r["done"] for r in planned)
     assert cli_in_process("--db", store, "show", "plans", t.path, "--json").stdout.count(instant) == 1
 
-    out = cli_in_process("--db", store, "compaction", "unschedule", t.path, instant)
+    out = cli_in_process("--db", store, "compaction", "unschedule", t.path, instant, "--execute")
     assert out.code == 0, out.stderr
     assert out.stdout.splitlines()[0].split() == COLUMNS[1:]
     assert out.stdout.splitlines()[-1] == (f"unscheduled compaction {instant}: 0 files deleted, 2 log files moved back")
@@ -68,10 +68,10 @@ def test_rollback_of_a_completed_compaction_names_the_threshold_it_moves_back(st
     engine.dispose()
     before = t.read()
 
-    refused = cli_in_process("--db", store, "rollback", t.path, second)
+    refused = cli_in_process("--db", store, "rollback", t.path, second, "--execute")
     assert refused.code == 2 and "--completed-compaction" in one_line(refused.stderr)
 
-    out = cli_in_process("--db", store, "rollback", t.path, second, "--completed-compaction")
+    out = cli_in_process("--db", store, "rollback", t.path, second, "--completed-compaction", "--execute")
     assert out.code == 0, out.stderr
     summary = out.stdout.splitlines()[-1]
     assert summary.startswith(f"rolled back compaction {second} (rollback ")
@@ -102,7 +102,7 @@ def test_validate_exits_3_on_problems_and_repair_fixes_them(store: str, tmp_path
     assert [(r["operation"], r["done"]) for r in rows_] == [("validate (completed)", False), ("link", False)]
     assert rows_[1]["source"].endswith(link.name) and "repair: relink" in rows_[1]["error"]
 
-    fixed = cli_in_process("--db", store, "compaction", "repair", t.path, done)
+    fixed = cli_in_process("--db", store, "compaction", "repair", t.path, done, "--execute")
     assert fixed.code == 0, fixed.stderr
     assert fixed.stdout.splitlines()[-1] == f"repaired {done}: 1 steps, 0 problems left"
     assert link.is_symlink() and t.read() == before
@@ -114,7 +114,7 @@ def test_a_failed_write_is_rolled_back_from_the_command_line(store: str, tmp_pat
     t.write(rows(("a", 1, 1.0)))
     failed = t.write(rows(("b", 2, 1.0)), commit=False)
     failed.close()
-    out = cli_in_process("--db", store, "rollback", t.path, failed.instant, "--force", "--json")
+    out = cli_in_process("--db", store, "rollback", t.path, failed.instant, "--force", "--json", "--execute")
     assert out.code == 0, out.stderr
     assert [r["operation"] for r in json.loads(out.stdout)] == ["append_rollback_block"]
     assert t.table.timeline.instant(failed.instant) is None
@@ -164,7 +164,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
 def test_unschedule_as_a_program(pending: tuple[CoreTable, str], store: str) -> None:
     t, instant = pending
     before = t.read()
-    out = cli("--db", store, "compaction", "unschedule", t.path, instant, "--json")
+    out = cli("--db", store, "compaction", "unschedule", t.path, instant, "--json", "--execute")
     assert out.returncode == 0, out.stderr
     assert all(r["done"] for r in json.loads(out.stdout))
     assert t.read() == before

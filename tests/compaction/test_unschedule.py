@@ -61,7 +61,7 @@ def test_appended_log_files_move_back_and_the_table_reads_the_same(
     plan = t.table.compaction_plan(instant)
     base_instant = plan.operations[0].base_instant_time
 
-    report = unschedule_compaction(t.table, instant)
+    report = unschedule_compaction(t.table, instant, dry_run=False)
 
     assert report.rollback_instant is None  # nothing ran: no rollback instant, as Java's unschedule
     moves = [(a.path, a.target) for a in report.actions if a.operation == "move_log_file"]
@@ -96,7 +96,7 @@ def test_a_dry_run_writes_nothing_and_reports_the_same_steps(engine: Engine, tmp
     dry = unschedule_compaction(t.table, instant, dry_run=True)
     assert data_files(t.path) == files and timeline_files(t.path) == timeline
     assert dry.actions and not any(a.done for a in dry.actions)
-    done = unschedule_compaction(t.table, instant)
+    done = unschedule_compaction(t.table, instant, dry_run=False)
 
     def steps(actions: list[FileAction]) -> list[tuple[str, str, str | None]]:  # the rollback's time is new
         return [
@@ -115,12 +115,12 @@ def test_unschedule_after_a_run_killed_at_each_crash_point(engine: Engine, tmp_p
     source, instant = pending_with_appends(engine, tmp_path / "source")
     before = source.read()
     reference = open_core(copy_table(source.path, tmp_path / "reference"))
-    unschedule_compaction(reference.table, instant)
+    unschedule_compaction(reference.table, instant, dry_run=False)
 
     crashed = open_core(copy_table(source.path, tmp_path / "crashed"))
     assert run_until(crashed.table, instant, step)
     assert crashed.read() == before
-    report = unschedule_compaction(crashed.table, instant)
+    report = unschedule_compaction(crashed.table, instant, dry_run=False)
 
     assert report.rollback_instant is not None  # the run had started: a rollback instant records it
     assert data_files(crashed.path) == data_files(reference.path)
@@ -144,7 +144,7 @@ def test_a_writer_appending_after_a_killed_run_loses_nothing(engine: Engine, tmp
     t.write(rows(("f", 70, 1.0), ("a", 71, 4.0)))  # lands in the running compaction's slice
     before = t.read()
     assert before["a"] == (71, 4.0)
-    unschedule_compaction(t.table, instant)
+    unschedule_compaction(t.table, instant, dry_run=False)
     assert t.read() == before
     assert hudi_rs_read(t.path, "snapshot") == before
 
@@ -157,7 +157,7 @@ def test_stopped_after_any_step_then_run_again(engine: Engine, tmp_path: Path, r
     before = source.read()
     # readers see the same records at every point; the last step (the plan's requested file deleted) is final
     steps = stopped_at_each_step_then_finished(
-        source, tmp_path, lambda table: unschedule_compaction(table, instant), reads_while_stopped=before
+        source, tmp_path, lambda table: unschedule_compaction(table, instant, dry_run=False), reads_while_stopped=before
     )
     assert steps >= (12 if ran else 6)
     assert source.read() == before
@@ -169,10 +169,10 @@ def test_kill_9_mid_unschedule_then_run_again(engine: Engine, tmp_path: Path) ->
     assert run_until(source.table, instant, "after-link")
     before = source.read()
     reference = open_core(copy_table(source.path, tmp_path / "reference"))
-    steps = count_steps(lambda: unschedule_compaction(reference.table, instant))
+    steps = count_steps(lambda: unschedule_compaction(reference.table, instant, dry_run=False))
     for n in sorted({1, steps // 2, steps - 1}):
         t = copy_table(source.path, tmp_path / f"killed-{n}")
-        args = [sys.executable, "-m", "hudi_meta.cli.main", "compaction", "unschedule", str(t), instant]
+        args = [sys.executable, "-m", "hudi_meta.cli.main", "compaction", "unschedule", str(t), instant, "--execute"]
         env = {**os.environ, CRASH_AT_ENV: f"undo:{n}", "XDG_DATA_HOME": str(tmp_path / "data")}
         killed = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
         assert killed.returncode == -signal.SIGKILL, killed.stderr
@@ -191,18 +191,18 @@ def test_refused_with_nothing_written(engine: Engine, tmp_path: Path) -> None:
     writing = t.write(rows(("z", 80, 1.0)), commit=False)  # a writer is running
     files, timeline = data_files(t.path), timeline_files(t.path)
     with pytest.raises(HudiMetaError, match=f"deltacommit {writing.instant} is still inflight.*stop the writers"):
-        unschedule_compaction(t.table, instant)
+        unschedule_compaction(t.table, instant, dry_run=False)
     with pytest.raises(HudiMetaError, match="no instant 20990101000000000"):
-        unschedule_compaction(t.table, "20990101000000000")
+        unschedule_compaction(t.table, "20990101000000000", dry_run=False)
     first = t.table.timeline.instants[0].requested_time
     with pytest.raises(HudiMetaError, match=f"{first} is a deltacommit, not a compaction"):
-        unschedule_compaction(t.table, first)
+        unschedule_compaction(t.table, first, dry_run=False)
     assert data_files(t.path) == files and timeline_files(t.path) == timeline
     writing.commit()
-    unschedule_compaction(t.table, instant)
+    unschedule_compaction(t.table, instant, dry_run=False)
     done = t.compact(engine, at(10))
     with pytest.raises(HudiMetaError, match=f"compaction {done} is completed.*--completed-compaction"):
-        unschedule_compaction(t.table, done)
+        unschedule_compaction(t.table, done, dry_run=False)
 
 
 def test_an_exact_plan_that_ran_takes_its_carry_log_back(engine: Engine, tmp_path: Path) -> None:
@@ -218,7 +218,7 @@ def test_an_exact_plan_that_ran_takes_its_carry_log_back(engine: Engine, tmp_pat
     carry = Path(t.path, t.partition, carry_log_name(t.file_id, result.instant))
     assert carry.exists()  # the run wrote the carry log, a base file and the link
     before = t.read()
-    report = unschedule_compaction(t.table, result.instant)
+    report = unschedule_compaction(t.table, result.instant, dry_run=False)
     assert {"delete_carry_log", "delete_base_file", "delete_link"} <= {a.operation for a in report.actions}
     assert not carry.exists()
     assert t.read() == before
@@ -236,6 +236,6 @@ def test_a_damaged_copy_is_deleted_not_moved(engine: Engine, tmp_path: Path) -> 
     damaged = Path(t.path, t.partition, op.symlink_operations[0].symlink)
     damaged.write_bytes(damaged.read_bytes()[:-5])  # a copy cut short
     before = t.read()
-    report = unschedule_compaction(t.table, instant)
+    report = unschedule_compaction(t.table, instant, dry_run=False)
     assert ("delete_copy", f"{t.partition}/{damaged.name}") in [(a.operation, a.path) for a in report.actions]
     assert t.read() == before

@@ -102,16 +102,16 @@ def test_random_sequences(engine: Engine, tmp_path: Path, seed: int) -> None:
     files = data_files(t.path)
 
     if outcome in ("unschedule", "crash-unschedule"):
-        unschedule_compaction(t.table, instant)
+        unschedule_compaction(t.table, instant, dry_run=False)
     elif outcome == "crash-rollback":
         if t.table.timeline.instant(instant).state.value == "requested":  # type: ignore[union-attr]
-            unschedule_compaction(t.table, instant)  # the run died before it started
+            unschedule_compaction(t.table, instant, dry_run=False)  # the run died before it started
         else:
-            rollback_compaction(t.table, instant)
+            rollback_compaction(t.table, instant, dry_run=False)
     else:
         # writes into its slice (while it was pending or after it) keep a completed compaction (as Java)
         try:
-            rollback_compaction(t.table, instant, completed=True)
+            rollback_compaction(t.table, instant, completed=True, dry_run=False)
         except HudiMetaError as e:
             assert "appended to its slice" in str(e) and (appended or later), (seed, e)
             assert data_files(t.path) == files and t.read() == before  # refused: nothing changed

@@ -49,7 +49,7 @@ def test_an_inflight_compaction_is_rolled_back_with_a_rollback_instant(engine: E
     t, instant = pending_with_appends(engine, tmp_path / "t")
     assert run_until(t.table, instant, "before-commit")
     before = t.read()
-    report = rollback_compaction(t.table, instant)
+    report = rollback_compaction(t.table, instant, dry_run=False)
     assert t.table.timeline.instant(instant) is None
     rollback = t.table.timeline.instant(report.instant)
     assert rollback is not None and rollback.is_completed and rollback.action == Action.ROLLBACK
@@ -72,7 +72,7 @@ def test_a_requested_compaction_is_unscheduled_not_rolled_back(engine: Engine, t
     t, instant = pending_with_appends(engine, tmp_path / "t")
     files, timeline = data_files(t.path), timeline_files(t.path)
     with pytest.raises(HudiMetaError, match="only requested.*compaction unschedule"):
-        rollback_compaction(t.table, instant)
+        rollback_compaction(t.table, instant, dry_run=False)
     assert data_files(t.path) == files and timeline_files(t.path) == timeline
 
 
@@ -84,13 +84,13 @@ def test_a_completed_compaction_needs_the_flag_and_moves_the_threshold_back(engi
     assert published_threshold(tl) == (c2, int(tl.commit_metadata(tl.instant(c2)).extra_metadata[THRESHOLD_KEY]))  # type: ignore[arg-type]
     files, timeline = data_files(t.path), timeline_files(t.path)
     with pytest.raises(CompletedCompactionError, match="--completed-compaction"):
-        rollback_compaction(t.table, c2)
+        rollback_compaction(t.table, c2, dry_run=False)
     assert data_files(t.path) == files and timeline_files(t.path) == timeline  # nothing written
 
     with pytest.raises(HudiMetaError, match=f"compaction {c2} compacted file group .* take {c2} back first"):
-        rollback_compaction(t.table, c1, completed=True)
+        rollback_compaction(t.table, c1, completed=True, dry_run=False)
 
-    report = rollback_compaction(t.table, c2, completed=True)
+    report = rollback_compaction(t.table, c2, completed=True, dry_run=False)
     assert report.actions[1].operation == "delete_instant" and report.actions[1].path == f".hoodie/{c2}.commit"
     assert published_threshold(t.table.timeline) == (c1, first)  # C1's commit publishes again
     assert t.read() == before
@@ -111,7 +111,7 @@ def test_a_completed_compaction_needs_the_flag_and_moves_the_threshold_back(engi
     # C1 is the newest compaction now, but writes after it appended to its slice: it stays (Java would need
     # those commits rolled back first), and the table plans again
     with pytest.raises(HudiMetaError, match=f"writes after compaction {c1} appended to its slice"):
-        rollback_compaction(t.table, c1, completed=True)
+        rollback_compaction(t.table, c1, completed=True, dry_run=False)
     assert published_threshold(t.table.timeline) == (c1, first)
     again = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(30)))
     assert again.instant is not None, again.reason
@@ -128,7 +128,7 @@ def test_a_completed_compaction_whose_inputs_were_cleaned_is_refused(engine: Eng
     compacted = t2.table.compaction_plan(done).operations[0].delta_file_paths[0]
     Path(t2.path, t2.partition, compacted).unlink()  # a cleaner removed the old slice's log file
     with pytest.raises(HudiMetaError, match=f"{compacted} of slice .* is gone .*would lose its records"):
-        rollback_compaction(t2.table, done, completed=True)
+        rollback_compaction(t2.table, done, completed=True, dry_run=False)
 
 
 def test_a_completed_compaction_is_kept_once_a_later_write_appended_to_its_slice(
@@ -145,7 +145,7 @@ def test_a_completed_compaction_is_kept_once_a_later_write_appended_to_its_slice
     before = t.read()
     files, timeline = data_files(t.path), timeline_files(t.path)
     with pytest.raises(HudiMetaError, match=f"writes after compaction {done} appended to its slice"):
-        rollback_compaction(t.table, done, completed=True)
+        rollback_compaction(t.table, done, completed=True, dry_run=False)
     assert data_files(t.path) == files and timeline_files(t.path) == timeline
     assert t.read() == before == hudi_rs_read(t.path, "snapshot")
 
@@ -158,7 +158,7 @@ def test_a_completed_rollback_stopped_after_any_step_is_finished_by_running_it_a
     steps = stopped_at_each_step_then_finished(
         source,
         tmp_path,
-        lambda table: rollback_compaction(table, c2, completed=True),
+        lambda table: rollback_compaction(table, c2, completed=True, dry_run=False),
         reads_while_stopped=before,
         through_last=True,
     )
@@ -176,6 +176,6 @@ def test_a_write_that_took_an_unused_carry_log_name_keeps_the_compaction(engine:
     assert name == carry_log_name(t.file_id, done)  # after the commit a writer takes it
     before, files = t.read(), data_files(t.path)
     with pytest.raises(HudiMetaError, match=f"appended to its slice .*{name}"):
-        rollback_compaction(t.table, done, completed=True)
+        rollback_compaction(t.table, done, completed=True, dry_run=False)
     assert data_files(t.path) == files  # the writer's file is neither deleted nor moved
     assert t.read() == before == hudi_rs_read(t.path, "snapshot")

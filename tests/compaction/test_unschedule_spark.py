@@ -44,7 +44,7 @@ def test_unschedule_and_rollback_on_a_spark_table(spark: SparkSession, engine: E
     append(spark, path, model, extra[1])  # a writer while the compaction is inflight
     assert rows_of(HudiTable.open(path).read("snapshot")) == model.rows()
 
-    report = unschedule_compaction(HudiTable.open(path), result.instant)
+    report = unschedule_compaction(HudiTable.open(path), result.instant, dry_run=False)
     assert report.rollback_instant is not None
     assert sum(a.operation == "move_log_file" for a in report.actions) >= 2
     table = HudiTable.open(path)
@@ -59,7 +59,7 @@ def test_unschedule_and_rollback_on_a_spark_table(spark: SparkSession, engine: E
     compaction.run(spark, HudiTable.open(path), again.instant)
     table = HudiTable.open(path)
     assert published_threshold(table.timeline) is not None
-    rollback_compaction(table, again.instant, completed=True)
+    rollback_compaction(table, again.instant, completed=True, dry_run=False)
     table = HudiTable.open(path)
     assert published_threshold(table.timeline) is None
     assert rows_of(table.read("snapshot")) == model.rows()
@@ -71,6 +71,6 @@ def test_unschedule_and_rollback_on_a_spark_table(spark: SparkSession, engine: E
     append(spark, path, model, extra[3])
     # a write went into its slices: it stays (as Java, which rolls back later commits first)
     with pytest.raises(HudiMetaError, match="appended to its slice"):
-        rollback_compaction(HudiTable.open(path), last.instant, completed=True)
+        rollback_compaction(HudiTable.open(path), last.instant, completed=True, dry_run=False)
     assert rows_of(HudiTable.open(path).read("snapshot")) == model.rows()
     assert rows_of(hudi_rs(path, "snapshot")) == model.rows()

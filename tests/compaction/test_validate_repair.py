@@ -59,7 +59,7 @@ def test_a_plan_that_can_run_is_valid(engine: Engine, tmp_path: Path) -> None:
     ]
     assert run_until(t.table, instant, "after-link")  # a running compaction's first link is in place: still valid
     assert [x.ok for x in validate(t.table, instant)] == [True]
-    assert repair(t.table, instant).actions == []
+    assert repair(t.table, instant, dry_run=False).actions == []
 
 
 def test_a_log_file_appended_to_the_compacted_slice_is_repaired_by_unscheduling(engine: Engine, tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_a_log_file_appended_to_the_compacted_slice_is_repaired_by_unscheduling(
 
     dry = repair(t.table, instant, dry_run=True)
     assert dry.actions and not any(a.done for a in dry.actions)
-    report = repair(t.table, instant)
+    report = repair(t.table, instant, dry_run=False)
     assert [a.operation for a in report.actions] == [a.operation for a in dry.actions]
     assert [Path(a.target or "").name for a in report.actions if a.operation == "move_log_file"] == [
         LogFileName(t.file_id or "", base_instant, v).name
@@ -105,7 +105,7 @@ def test_a_wrong_link_of_a_running_compaction_is_deleted_and_made_again_by_the_r
     (v,) = validate(t.table, instant)
     assert [(f.check, f.fix) for f in v.findings] == [("link", "delete_link")]
     assert "not at its target" in v.findings[0].problem
-    report = repair(t.table, instant)
+    report = repair(t.table, instant, dry_run=False)
     assert [(a.operation, a.done) for a in report.actions] == [("delete_link", True)]
     assert validate(t.table, instant)[0].ok
     run_compaction(t.table, instant)
@@ -135,7 +135,7 @@ def test_a_lost_or_changed_link_of_a_completed_compaction_is_made_again(
     assert [(Path(f.path).name, f.fix) for f in v.findings] == [(first.name, "relink"), (second.name, "relink")][
         : 2 if mode == "copy" else 1
     ]
-    report = repair(t.table, done)
+    report = repair(t.table, done, dry_run=False)
     assert {a.operation for a in report.actions} == {"relink"} and all(a.done for a in report.actions)
     assert validate(t.table, done)[0].ok
     assert t.read() == before
@@ -150,7 +150,7 @@ def test_lost_files_are_reported_not_repaired(engine: Engine, tmp_path: Path) ->
     (v,) = validate(t.table, instant)
     assert [(f.check, f.fix) for f in v.findings] == [("input_file", None)]
     files = data_files(t.path)
-    report = repair(t.table, instant)
+    report = repair(t.table, instant, dry_run=False)
     assert report.actions == [] and [f.check for f in report.unrepaired] == ["input_file"]
     assert data_files(t.path) == files
 
@@ -158,7 +158,7 @@ def test_lost_files_are_reported_not_repaired(engine: Engine, tmp_path: Path) ->
 def test_log_files_misplaced_after_an_unschedule_move_into_the_slice_before(engine: Engine, tmp_path: Path) -> None:
     t, instant = pending_with_appends(engine, tmp_path / "t")
     base_instant = t.table.compaction_plan(instant).operations[0].base_instant_time
-    unschedule_compaction(t.table, instant)
+    unschedule_compaction(t.table, instant, dry_run=False)
     # a writer that took its target while the plan existed writes into the plan's slice after it is gone
     write_into_slice(t, instant, 6, rows(("y", 90, 1.0), ("a", 91, 5.0)))
     assert sorted(t.read()) == ["a", "y"]  # readers stop at that slice: everything before it is skipped
@@ -167,7 +167,7 @@ def test_log_files_misplaced_after_an_unschedule_move_into_the_slice_before(engi
     assert [(f.check, Path(f.target or "").name) for f in validations[0].findings] == [
         ("misplaced_log", LogFileName(t.file_id or "", base_instant, 6).name)  # after B's five log files
     ]
-    report = repair(t.table, instant)
+    report = repair(t.table, instant, dry_run=False)
     assert [a.operation for a in report.actions] == ["move_log_file"]
     assert validate(t.table) == []
     after = t.read()
@@ -190,7 +190,7 @@ def test_unknown_instants_are_refused(engine: Engine, tmp_path: Path) -> None:
         validate(t.table, "20990101000000000")
     first = t.table.timeline.instants[0].requested_time
     with pytest.raises(HudiMetaError, match="is a deltacommit, not a compaction"):
-        repair(t.table, first)
+        repair(t.table, first, dry_run=False)
 
 
 @pytest.mark.parametrize("case", ["misplaced", "relink", "unschedule"])
@@ -200,7 +200,7 @@ def test_a_repair_stopped_after_any_step_is_finished_by_running_it_again(
     source, instant = pending_with_appends(engine, tmp_path / "source")
     base_instant = source.table.compaction_plan(instant).operations[0].base_instant_time
     if case == "misplaced":
-        unschedule_compaction(source.table, instant)
+        unschedule_compaction(source.table, instant, dry_run=False)
         write_into_slice(source, instant, 6, rows(("y", 90, 1.0)))
         write_into_slice(source, instant, 7, rows(("y", 92, 2.0)))
     elif case == "relink":
@@ -211,7 +211,7 @@ def test_a_repair_stopped_after_any_step_is_finished_by_running_it_again(
     else:
         assert run_until(source.table, instant, "after-base-file")  # a run stopped before the late file came
         write_into_slice(source, base_instant, 9, rows(("z", 3, 1.0)), instant=str(int(instant) - 1))
-    steps = stopped_at_each_step_then_finished(source, tmp_path, lambda table: repair(table, instant))
+    steps = stopped_at_each_step_then_finished(source, tmp_path, lambda table: repair(table, instant, dry_run=False))
     assert steps >= 2 and validate(open_core(tmp_path / "reference").table) == []
 
 
@@ -230,6 +230,6 @@ def test_a_writer_file_at_a_lost_link_name_is_reported_never_replaced(engine: En
     assert [(f.check, f.fix) for f in v.findings] == [("link", None)]
     assert f"holds blocks of {writer.instant}" in v.findings[0].problem
     content = last.read_bytes()
-    report = repair(t.table, done)
+    report = repair(t.table, done, dry_run=False)
     assert report.actions == [] and [f.check for f in report.unrepaired] == ["link"]
     assert last.read_bytes() == content and "d" in t.read()

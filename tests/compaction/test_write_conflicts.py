@@ -185,7 +185,7 @@ def test_a_writer_whose_slice_was_rolled_back_is_rolled_back_at_commit(engine: E
     done = t.compact(engine, at(10))
     w = WriteClient(t.table)
     w.targets()  # into slice `done`
-    rollback_compaction(t.table, done, completed=True)
+    rollback_compaction(t.table, done, completed=True, dry_run=False)
     with w:
         w.begin()
         w.append_log(t.partition, t.file_id or "", rows(("d", 4, 1.0)))

@@ -78,7 +78,7 @@ class Model:
             client.begin()
             self._write(client)
         self.check()  # the pending write is indexed as uncommitted first
-        rollback_failed_write(HudiTable.open(self.path), client.instant, force=True)
+        rollback_failed_write(HudiTable.open(self.path), client.instant, force=True, dry_run=False)
 
     def schedule_and_unschedule(self) -> None:
         Indexer(self.engine, HudiTable.open(self.path)).run()

@@ -161,7 +161,7 @@ def test_rolled_back_write_leaves_the_index(engine: Engine, tmp_path: Path) -> N
     assert {r["status"] for r in block_rows(engine, table_id) if r["instant"] == client.instant} == {"uncommitted"}
     assert len(slice_rows(engine, table_id)) == 3
 
-    rollback_failed_write(HudiTable.open(path), client.instant, force=True)
+    rollback_failed_write(HudiTable.open(path), client.instant, force=True, dry_run=False)
     stats = Indexer(engine, HudiTable.open(path)).run()
     assert stats.instants_removed == 1
     # the rollback deleted the new base file and appended rollback blocks to the log files it wrote

@@ -371,7 +371,7 @@ class ModelTable:
         rollback_failed_writes(self.table)  # heartbeats of live writers are fresh: nothing of theirs is touched
         for instant in self.failed:
             if self.table.timeline.instant(instant) is not None and not self.table.timeline.is_completed(instant):
-                rollback_failed_write(self.table, instant, force=True)
+                rollback_failed_write(self.table, instant, force=True, dry_run=False)
             self.model.roll_back(instant)
         self.log.append(f"roll back {self.failed}")
         self.failed = []
@@ -474,7 +474,7 @@ class ModelTable:
         assert self.pending is not None
         instant = self.pending.instant
         try:
-            report = unschedule_compaction(self.table, instant)
+            report = unschedule_compaction(self.table, instant, dry_run=False)
         except HudiMetaError as refused:
             self.log.append(f"unschedule {instant}: refused: {refused}")
             return
@@ -532,7 +532,7 @@ class ModelTable:
         else:
             clean_policy = CleanPolicy(policy, file_versions_retained=retained)
         try:
-            outcome = run_clean(self.engine, self.table, clean_policy, execute=True, now_ms=now_ms)
+            outcome = run_clean(self.engine, self.table, clean_policy, dry_run=False, now_ms=now_ms)
         except HudiMetaError as refused:
             self.log.append(f"clean {policy} {retained}: refused: {refused}")
             return
@@ -590,7 +590,7 @@ class ModelTable:
         ]
         before = read_rows(self.table.read("snapshot"))
         try:
-            report = rollback_compaction(self.table, instant, completed=True)
+            report = rollback_compaction(self.table, instant, completed=True, dry_run=False)
         except HudiMetaError as refused:
             self.log.append(f"rollback completed {instant}: refused: {refused}")
             cleaned_since = any(c > instant for c in self.cleans)

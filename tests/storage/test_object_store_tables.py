@@ -269,7 +269,7 @@ def test_a_failed_write_is_rolled_back(place: Place, local_disk: tuple[Path, Pat
     stat = w.append_log("region=eu", eu, rows(("eu", "dead", 5, 9.0)), [])
     w.close()  # the writer is gone: no commit
     dead = HudiTable.open(place.uri, place.options)
-    report = rollback_failed_write(dead, w.instant, force=True)
+    report = rollback_failed_write(dead, w.instant, force=True, dry_run=False)
     log_path = f"{dead.base_path}/{stat.path}"
     if dead.storage.supports_append:
         assert [a.operation for a in report.actions] == ["append_rollback_block"] and dead.storage.exists(log_path)

@@ -190,7 +190,7 @@ def test_a_rolled_back_compaction_moves_the_published_freshness_back(
     db = database()
     sync("hms", metastore_uri, t.path, str(engine.url), db)
     assert raw_table(metastore_uri, db, "core_ro").parameters["hoodie.ro.event.time.threshold.ms"] == str(at(30))
-    rollback_compaction(t.table, second, completed=True)
+    rollback_compaction(t.table, second, completed=True, dry_run=False)
     sync("hms", metastore_uri, t.path, str(engine.url), db)
     params = raw_table(metastore_uri, db, "core_ro").parameters
     assert params["hoodie.ro.event.time.threshold.ms"] == str(at(10))

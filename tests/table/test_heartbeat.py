@@ -234,8 +234,8 @@ def test_explicit_rollback_of_a_live_writer_needs_force(tmp_path: Path) -> None:
         w.begin()
         w.append_log("region=eu", eu_file_id(w.table), batch("eu", SLOW_IDS, 9_000))
         with pytest.raises(LiveWriterError):
-            rollback_failed_write(HudiTable.open(str(path)), w.instant)
-        report = rollback_failed_write(HudiTable.open(str(path)), w.instant, force=True)
+            rollback_failed_write(HudiTable.open(str(path)), w.instant, dry_run=False)
+        report = rollback_failed_write(HudiTable.open(str(path)), w.instant, force=True, dry_run=False)
         assert report.target == w.instant
         with pytest.raises(HudiMetaError, match="is gone"):
             w.commit()

@@ -67,7 +67,7 @@ def test_rollback_is_idempotent_after_a_crash_midway(tmp_path: Path) -> None:
     before = rows(table.read("snapshot"))
     w = failed_write(table)
     table = HudiTable.open(str(path))
-    first = rollback_failed_write(table, w.instant)
+    first = rollback_failed_write(table, w.instant, dry_run=False)
     # simulate a crash before the failed instant's files were removed: it looks pending again
     (path / ".hoodie" / f"{w.instant}.deltacommit.inflight").write_bytes(b"")
     table = HudiTable.open(str(path))

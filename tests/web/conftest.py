@@ -65,7 +65,7 @@ def build_store(root: Path, java_root: Path) -> UiStore:
     late = core.write(region_rows("eu", ("h", 50, 8.0), ("i", 400, 9.0)))
     now = instant_epoch_ms(compactions[2]) + 3_600_000
     policy = CleanPolicy(KEEP_LATEST_COMMITS, commits_retained=2)
-    cleaned = run_clean(engine, core.table, policy, execute=True, now_ms=now)
+    cleaned = run_clean(engine, core.table, policy, dry_run=False, now_ms=now)
     assert cleaned.instant is not None
 
     evil = EvilTable(root / "evil", name=EVIL_NAME)
