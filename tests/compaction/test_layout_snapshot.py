@@ -86,8 +86,10 @@ def test_the_layout_keeps_the_snapshot(
     if records.schema is None:
         return
     before = with_logs(records.base, spec, records, *([rest] if rest is not None else []))
-    carry = carry_log(
-        layout.carry if layout.carry.num_columns else records.schema.empty_table(), layout.carry_deletes, spec
+    empty = records.schema.empty_table()
+    held = carry_log(
+        layout.held if layout.held is not None and layout.held.num_columns else empty, layout.held_deletes, spec
     )
-    after = with_logs(layout.base, spec, carry, *([rest] if rest is not None else []))
+    carry = carry_log(layout.carry if layout.carry.num_columns else empty, layout.carry_deletes, spec)
+    after = with_logs(layout.base, spec, held, carry, *([rest] if rest is not None else []))  # the executor's order
     assert snapshot(after, spec) == snapshot(before, spec)
