@@ -3,6 +3,12 @@
 from typing import Any
 
 
+def first_line(e: BaseException) -> str:
+    """An exception as one line: its message's first line, or its type's name when it has no message."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
 class HudiMetaError(Exception):
     """Base class for errors with a message a person can act on."""
 
@@ -76,8 +82,7 @@ class StoreError(HudiMetaError):
 
     def __init__(self, label: str, cause: BaseException) -> None:
         reason = getattr(cause, "orig", None) or cause
-        text = str(reason).strip().splitlines()[0] if str(reason).strip() else type(reason).__name__
-        super().__init__(f"metadata store {label}: {text}")
+        super().__init__(f"metadata store {label}: {first_line(reason)}")
 
 
 # ---- Table services and writes -------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import HudiMetaError, first_line
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"completed compaction {done.requested_time}", flush=True)
         return 0
     except HudiMetaError as e:
-        print(f"hudi-meta: error: {str(e).splitlines()[0]}", file=sys.stderr)
+        print(f"hudi-meta: error: {first_line(e)}", file=sys.stderr)
         return 2
 
 

@@ -402,6 +402,11 @@ class CleanOutcome:
     reports: list[FileReport] = field(default_factory=list)
     note: str = ""  # why nothing new was planned, when nothing was
 
+    @property
+    def deleted(self) -> int:
+        """Files deleted (pending cleans finished included); a dry run deletes none."""
+        return sum(1 for r in self.reports if r.done and r.operation != "keep")
+
 
 def finish_pending_cleans(table: HudiTable) -> list[CleanRun]:
     """Run every pending clean to completion, oldest first (Java's `CleanActionExecutor.execute`)."""

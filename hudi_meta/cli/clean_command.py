@@ -70,7 +70,7 @@ def clean_command(args: argparse.Namespace) -> int:
             if not any(r["instant"] for r in rows):
                 shown = shown[1:]  # a dry run without pending cleans: no instant yet
             write_table(rows, columns=shown)
-        deleted = sum(1 for r in outcome.reports if r.done and r.operation != "keep")
+        deleted = outcome.deleted
         if outcome.instant:
             print(f"completed clean {outcome.instant}: {deleted} files deleted, {len(failed)} not")
         elif outcome.note:

@@ -23,7 +23,7 @@ from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.compaction.admin import published_threshold, repair, validate
 from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import HudiMetaError, first_line
 from hudi_meta.index.db import resolve_db_url
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import table_id_of
@@ -182,5 +182,4 @@ def _reindex(args: argparse.Namespace, table: HudiTable) -> None:
         if table_id_of(engine, table.uri) is not None:
             Indexer(engine, HudiTable.open(args.table)).run()
     except (HudiMetaError, SQLAlchemyError) as e:
-        line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        print(f"hudi-meta: warning: the metadata store was not updated: {line}", file=sys.stderr)
+        print(f"hudi-meta: warning: the metadata store was not updated: {first_line(e)}", file=sys.stderr)

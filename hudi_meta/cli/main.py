@@ -46,7 +46,7 @@ from hudi_meta.cli import (
     sync_command,
 )
 from hudi_meta.cli.common import EXIT_USAGE, TEXT, HelpFormatter, Parser
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import HudiMetaError, first_line
 from hudi_meta.index.db import DB_ENV, resolve_db_url
 from hudi_meta.index.store import store_label
 
@@ -116,7 +116,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted()
     except HudiMetaError as e:
-        return _user_error(args, e, _one_line(e))
+        return _user_error(args, e, first_line(e))
     except SQLAlchemyError as e:
         if _is_store_error(e):
             return _user_error(args, e, f"metadata store {store_label(resolve_db_url(args.db))}: {_cause_line(e)}")
@@ -138,14 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
 def _cause_line(e: SQLAlchemyError) -> str:
     cause = getattr(e, "orig", None)
-    return _one_line(cause if isinstance(cause, BaseException) else e)
+    return first_line(cause if isinstance(cause, BaseException) else e)
 
 
 def _user_error(args: argparse.Namespace, e: BaseException, line: str) -> int:
@@ -160,14 +155,14 @@ def _bug(args: argparse.Namespace, e: BaseException) -> int:
     text = "".join(traceback.format_exception(e))
     if args.debug:
         sys.stderr.write(text)
-        print(f"{PROG}: internal error: {_one_line(e)}", file=sys.stderr)
+        print(f"{PROG}: internal error: {first_line(e)}", file=sys.stderr)
         return EXIT_BUG
     try:
         log = _write_log(text)
         where = f"traceback in {log}"
     except OSError:
         where = "rerun with --debug for the traceback"
-    print(f"{PROG}: internal error: {_one_line(e)} (a bug in {PROG}; {where})", file=sys.stderr)
+    print(f"{PROG}: internal error: {first_line(e)} (a bug in {PROG}; {where})", file=sys.stderr)
     return EXIT_BUG
 
 

@@ -46,7 +46,7 @@ from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.storage.base import FileInfo
 from hudi_meta.table.file_actions import FileAction
-from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant, State
+from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import Timeline
 
@@ -148,11 +148,7 @@ def validate_compaction(table: HudiTable, instant: str) -> Validation:
     if read_journal(table, instant) is not None:
         path = posixpath.relpath(journal_path(table, instant), table.base_path)
         v.findings.append(Finding("interrupted_unschedule", path, "an unschedule of this plan stopped", UNSCHEDULE))
-    older = [
-        i
-        for i in tl.pending()
-        if i.action in WRITE_ACTIONS and i.requested_time < instant and not tl.is_compaction(i.requested_time)
-    ]
+    older = tl.pending_writes(before=instant)
     v.findings += [
         Finding(
             "pending_write",

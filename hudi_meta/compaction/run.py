@@ -60,7 +60,7 @@ from hudi_meta.table.file_group_reader import (
     read_slice_records,
 )
 from hudi_meta.table.fs_view import is_committed
-from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant
+from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.merge import MergeMode, MergeSpec, is_natural_order
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter
@@ -284,13 +284,7 @@ def check_plan_inputs(table: HudiTable, plan: CompactionPlan, instant: str) -> N
     being compacted), and take the plan back when writers that did not know it broke its merge order
     (`compaction_undo.plan_breakers`): no plan is left pending that can never run."""
     table.reload()
-    older = [
-        i.requested_time
-        for i in table.timeline.pending()
-        if i.action in WRITE_ACTIONS
-        and i.requested_time < instant
-        and not table.timeline.is_compaction(i.requested_time)
-    ]
+    older = [i.requested_time for i in table.timeline.pending_writes(before=instant)]
     if older:
         raise HudiMetaError(
             f"write {older[0]} is still pending and older than compaction {instant}: let it finish (or roll it "

@@ -38,7 +38,7 @@ from hudi_meta.index.instants import record_plan
 from hudi_meta.index.models import hudi_table
 from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.states import PlanState
-from hudi_meta.table.instant import WRITE_ACTIONS, Action
+from hudi_meta.table.instant import Action
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
@@ -256,7 +256,7 @@ def refuse_pending_writes(table: HudiTable) -> None:
     than compaction time"): its blocks land in the slice being compacted after the plan is made, and the
     compaction would neither merge nor link them."""
     tl = table.timeline
-    pending = [i for i in tl.pending() if i.action in WRITE_ACTIONS and not tl.is_compaction(i.requested_time)]
+    pending = tl.pending_writes()
     if pending:
         first = pending[0]
         raise WriteInProgressError(

@@ -41,7 +41,7 @@ from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage.base import FileInfo
 from hudi_meta.table.file_actions import FileAction
-from hudi_meta.table.instant import WRITE_ACTIONS, Action, Instant, State
+from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.markers import list_markers, markers_dir
 from hudi_meta.table.table import HudiTable
 
@@ -420,7 +420,7 @@ def refuse_pending_writes(table: HudiTable, what: str) -> None:
     """Refuse while a write is pending: its log files could land in the slices being moved (Java requires
     writers to be stopped for the same reason)."""
     tl = table.timeline
-    pending = [i for i in tl.pending() if i.action in WRITE_ACTIONS and not tl.is_compaction(i.requested_time)]
+    pending = tl.pending_writes()
     if pending:
         first = pending[0]
         raise HudiMetaError(

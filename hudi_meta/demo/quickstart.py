@@ -128,7 +128,7 @@ def _clean(engine: Any, path: str) -> None:
     table = HudiTable.open(path)
     before = table.read("snapshot").num_rows
     outcome = run_clean(engine, table, CleanPolicy(KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1), dry_run=False)
-    deleted = sum(1 for r in outcome.reports if r.done and r.operation != "keep")
+    deleted = outcome.deleted
     kept = sum(1 for r in outcome.reports if r.operation == "keep")
     table = HudiTable.open(path)
     findings = check_table(table, engine, "the quickstart store")

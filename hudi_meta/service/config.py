@@ -77,7 +77,7 @@ from hudi_meta.clean.plan import (
 )
 from hudi_meta.compaction.schedule import DATA_LATENCY_KEY, MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, Limit, ScheduleRequest
 from hudi_meta.compaction.triggers import Trigger
-from hudi_meta.errors import CleanConfigError, ConfigError, HudiMetaError, LimitError
+from hudi_meta.errors import CleanConfigError, ConfigError, HudiMetaError, LimitError, first_line
 from hudi_meta.format.links import LinkMode
 from hudi_meta.spelling import Spelled
 from hudi_meta.storage.factory import normalize_uri
@@ -427,7 +427,7 @@ def _properties(s: _Section, path: str, options: dict[str, object]) -> dict[str,
     try:
         return dict(HudiTable.open(path, options).config.props)
     except HudiMetaError as e:
-        s.fail("path", f"{path} is not a Hudi table ({str(e).splitlines()[0]})")
+        s.fail("path", f"{path} is not a Hudi table ({first_line(e)})")
     except (OSError, ValueError) as e:
         s.fail("path", f"{path} cannot be read: {type(e).__name__}")
     raise AssertionError("unreachable")

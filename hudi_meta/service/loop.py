@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from hudi_meta.clean.plan import CleanPolicy
 from hudi_meta.clean.run import check_cleanable, run_clean
 from hudi_meta.compaction.schedule import schedule_compaction
-from hudi_meta.errors import Abandoned, HudiMetaError, WriteInProgressError
+from hudi_meta.errors import Abandoned, HudiMetaError, WriteInProgressError, first_line
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import register_table
 from hudi_meta.service.config import ServiceConfig, TableSettings
@@ -132,7 +132,7 @@ class Service:
                     self.config.loop.retry_backoff_s * 2 ** (state.failures - 1), self.config.loop.max_backoff_s
                 )
                 state.retry_at = self.clock() + backoff
-                log.error("%s: %s (retry in %.0f s)", state.settings.path, _line(e), backoff)
+                log.error("%s: %s (retry in %.0f s)", state.settings.path, first_line(e), backoff)
             else:
                 state.failures, state.retry_at = 0, 0.0
             if state.table_id is not None:
@@ -172,7 +172,7 @@ class Service:
         try:
             result = body()
         except Exception as e:
-            end_step(self.engine, step_id, "failed", error=_line(e))
+            end_step(self.engine, step_id, "failed", error=first_line(e))
             raise
         end_step(self.engine, step_id, result.outcome, result.detail, status=result.status)
         log.info("%s: %s %s %s", state.settings.path, name, result.outcome, result.detail or "")
@@ -202,10 +202,10 @@ class Service:
             reopened = HudiTable.open(table.uri, table.storage.options)
             if reopened.timeline.instant(instant) is None:  # the run took the plan back (writers broke its order)
                 Indexer(self.engine, reopened).run()
-                end_step(self.engine, step_id, "taken back", {"instant": instant, "reason": _line(e)})
-                log.warning("%s: compaction %s taken back: %s", table.base_path, instant, _line(e))
+                end_step(self.engine, step_id, "taken back", {"instant": instant, "reason": first_line(e)})
+                log.warning("%s: compaction %s taken back: %s", table.base_path, instant, first_line(e))
                 return
-            end_step(self.engine, step_id, "failed", {"instant": instant}, error=_line(e))
+            end_step(self.engine, step_id, "failed", {"instant": instant}, error=first_line(e))
             raise
         Indexer(self.engine, HudiTable.open(table.uri, table.storage.options)).run()
         end_step(self.engine, step_id, "completed", {"instant": instant})
@@ -226,7 +226,7 @@ class Service:
         policy = CleanPolicy.from_properties(table.config.props, s.clean_policy, s.clean_retained, s.clean_hours)
         outcome = run_clean(self.engine, table, policy, dry_run=False)
         failed = [r for r in outcome.reports if r.error]
-        deleted = sum(1 for r in outcome.reports if r.done and r.operation != "keep")
+        deleted = outcome.deleted
         if failed:
             raise HudiMetaError(f"{len(failed)} files could not be deleted: {failed[0].path}: {failed[0].error}")
         detail = {"instant": outcome.instant, "deleted": deleted, "note": outcome.note}
@@ -248,8 +248,3 @@ class StepResult:
     detail: dict[str, Any]
     status: StepStatus | None = None
     value: Any = None
-
-
-def _line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__

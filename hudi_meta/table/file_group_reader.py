@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_meta.errors import CorruptFileError, UndecodableBlockError
+from hudi_meta.errors import CorruptFileError, UndecodableBlockError, first_line
 from hudi_meta.format.avro_arrow import arrow_schema_from_avro_json
 from hudi_meta.format.block_content import (
     BlockDecodeError,
@@ -218,8 +218,7 @@ def base_file_errors(path: str) -> Iterator[None]:
     try:
         yield
     except (pa.ArrowException, OSError) as e:
-        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CorruptFileError(f"unreadable base file {path}: {first_line}") from e
+        raise CorruptFileError(f"unreadable base file {path}: {first_line(e)}") from e
 
 
 def read_slice_records(

@@ -61,6 +61,18 @@ class Timeline:
     def pending(self) -> list[Instant]:
         return [i for i in self.instants if not i.is_completed]
 
+    def pending_writes(self, before: str | None = None) -> list[Instant]:
+        """Commits, deltacommits and replacecommits not completed (compactions excluded: they complete as commits),
+        oldest first; with `before`, those requested before that instant time."""
+        return [
+            i
+            for i in self.instants
+            if not i.is_completed
+            and i.action in WRITE_ACTIONS
+            and not self.is_compaction(i.requested_time)
+            and (before is None or i.requested_time < before)
+        ]
+
     def completed_writes(self) -> list[Instant]:
         """Completed commits, deltacommits and replacecommits: the instants that made data visible."""
         return [i for i in self.instants if i.is_completed and i.action in WRITE_ACTIONS]
