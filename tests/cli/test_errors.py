@@ -148,7 +148,7 @@ def test_refusals_write_nothing_and_the_store_works_afterwards(trips: Path, stor
     assert cli("--db", store, "index", t).returncode == 0
     bad = [
         (["compaction", "schedule", t, "--threshold", "0", "--data-latency", "1h"], "not allowed with argument"),
-        (["compaction", "schedule", t, "--trigger", "SOMETIMES", "--threshold", "0"], "invalid choice"),
+        (["compaction", "schedule", t, "--trigger", "SOMETIMES", "--threshold", "0"], "expected one of event-time"),
         (["compaction", "run", t, "--instant", "banana", "--engine", "local"], "not an instant time: 'banana'"),
         (["read", t, "--query", "incremental"], "needs --begin"),
         (["read", t, "--columns", "nope"], "unknown column"),
