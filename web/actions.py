@@ -12,10 +12,10 @@ from typing import Any
 
 from flask import Blueprint, abort, current_app, flash, jsonify, redirect, render_template, url_for
 
-from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, policy_name
+from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, Policy
 from hudi_meta.clean.run import check_cleanable, format_reports, run_clean
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.links import LinkMode
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
@@ -46,12 +46,8 @@ def _scheduled(table: HudiTable, request_: ScheduleRequest) -> dict[str, Any]:
 
 
 def _clean(body: Body) -> Run:
-    policy = body.text("policy")
-    if policy is not None:
-        try:
-            policy = policy_name(policy)
-        except HudiMetaError as e:
-            raise BadValueError(f"policy: {e}") from None
+    text = body.text("policy")
+    policy = Policy.parse(text, "policy") if text is not None else None
     retained = body.whole("retained", 0, MAX_RETAINED)
     hours = body.whole("hours", 0, MAX_HOURS_RETAINED)
     return lambda table: _cleaned(table, CleanPolicy.from_properties(table.config.props, policy, retained, hours))

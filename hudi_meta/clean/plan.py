@@ -29,16 +29,26 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from hudi_meta.errors import CleanConfigError
+from hudi_meta.errors import BadValueError, CleanConfigError
+from hudi_meta.spelling import Spelled
 from hudi_meta.table.fs_view import is_committed
-from hudi_meta.table.instant import format_instant
+from hudi_meta.table.instant import WRITE_ACTIONS, Action, format_instant
 from hudi_meta.table.times import MAX_DURATION_MS
 from hudi_meta.values import JAVA_INT_MAX
 
-KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
-KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
-KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
-POLICIES = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS)
+
+class Policy(Spelled):
+    """Hudi's cleaning policies (`hoodie.clean.policy`; `--policy keep-latest-commits` reads as these)."""
+
+    KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
+    KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+    KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
+
+
+KEEP_LATEST_COMMITS = Policy.KEEP_LATEST_COMMITS
+KEEP_LATEST_FILE_VERSIONS = Policy.KEEP_LATEST_FILE_VERSIONS
+KEEP_LATEST_BY_HOURS = Policy.KEEP_LATEST_BY_HOURS
+POLICIES = tuple(Policy)
 
 POLICY_KEY = "hoodie.clean.policy"
 COMMITS_RETAINED_KEY = "hoodie.clean.commits.retained"
@@ -51,14 +61,20 @@ MAX_RETAINED = JAVA_INT_MAX  # hoodie.clean.commits.retained and hoodie.clean.fi
 MAX_HOURS_RETAINED = MAX_DURATION_MS // 3_600_000  # 100 years: now - H hours stays a time
 
 # the commits-and-compaction timeline Java counts commits on (completed compactions show as `commit`)
-COMMIT_TIMELINE_ACTIONS = frozenset(
-    {"commit", "deltacommit", "replacecommit", "compaction", "logcompaction", "clustering"}
-)
-WRITE_ACTIONS = frozenset({"commit", "deltacommit", "replacecommit"})
+COMMIT_TIMELINE_ACTIONS = WRITE_ACTIONS | {Action.COMPACTION, Action.LOG_COMPACTION, Action.CLUSTERING}
 
-DELETE_FILE = "delete-file"
-DELETE_LINK = "delete-link"
-KEEP = "keep"
+
+class CleanOperation(Spelled):
+    """What a clean does to one file."""
+
+    DELETE_FILE = "delete-file"
+    DELETE_LINK = "delete-link"
+    KEEP = "keep"  # a file the clean would delete but a retained slice's link still shows
+
+
+DELETE_FILE = CleanOperation.DELETE_FILE
+DELETE_LINK = CleanOperation.DELETE_LINK
+KEEP = CleanOperation.KEEP
 _ORDER = {DELETE_LINK: 0, DELETE_FILE: 1, KEEP: 2}
 
 
@@ -69,14 +85,12 @@ _ORDER = {DELETE_LINK: 0, DELETE_FILE: 1, KEEP: 2}
 class CleanPolicy:
     """One of Hudi's cleaning policies with its retention (only the policy's own retention is used)."""
 
-    name: str = KEEP_LATEST_COMMITS
+    name: Policy = Policy.KEEP_LATEST_COMMITS
     commits_retained: int = DEFAULT_COMMITS_RETAINED
     file_versions_retained: int = DEFAULT_FILE_VERSIONS_RETAINED
     hours_retained: int = DEFAULT_HOURS_RETAINED
 
     def __post_init__(self) -> None:
-        if self.name not in POLICIES:
-            raise CleanConfigError(f"unknown clean policy {self.name!r}: {', '.join(POLICIES)}")
         for key, value in (
             (COMMITS_RETAINED_KEY, self.commits_retained),
             (FILE_VERSIONS_RETAINED_KEY, self.file_versions_retained),
@@ -138,13 +152,13 @@ def misplaced_retention(policy: str, retained: int | None, hours: int | None) ->
     return None
 
 
-def policy_name(text: str, source: str = "--policy") -> str:
-    """Hudi's name of a clean policy, in any case and with hyphens (`keep-latest-commits`); `source` says where
-    the name came from."""
-    name = text.strip().upper().replace("-", "_")
-    if name not in POLICIES:
-        raise CleanConfigError(f"unknown clean policy {name!r} ({source}): {', '.join(POLICIES)}")
-    return name
+def policy_name(text: str, source: str = "--policy") -> Policy:
+    """A clean policy in any of its spellings (`keep-latest-commits`, Hudi's `KEEP_LATEST_COMMITS`); `source` says
+    where the name came from."""
+    try:
+        return Policy.parse(text)
+    except BadValueError as e:
+        raise CleanConfigError(f"unknown clean policy {text!r} ({source}): {e}") from None
 
 
 def _int_property(props: Mapping[str, str], key: str, default: int, most: int) -> int:
@@ -231,7 +245,7 @@ class CleanGroup(NamedTuple):
 class CleanAction(NamedTuple):
     """One file: deleted as a file or as a link, or kept although its slice expired (a link target)."""
 
-    operation: str  # delete-file, delete-link or keep
+    operation: CleanOperation
     partition: str
     path: str  # relative to the table's base path
     file_id: str

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, POLICIES, CleanPolicy
+from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, Policy
 from hudi_meta.clean.run import check_cleanable, format_reports, run_clean
-from hudi_meta.cli.common import TEXT, Choice, Subparsers, add_command, whole
+from hudi_meta.cli.common import TEXT, SpelledChoice, Subparsers, add_command, whole
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.cli.terminal import terminal_progress
 from hudi_meta.index.store import open_store
 from hudi_meta.table.table import HudiTable
 
 # Hudi spells policies as enum names (`hoodie.clean.policy=KEEP_LATEST_COMMITS`); Choice folds them to ours
-POLICY = Choice.of(tuple(p.lower().replace("_", "-") for p in POLICIES))
+POLICY = SpelledChoice(Policy)
 COLUMNS = ("instant", "operation", "path", "reason", "done", "error")
 
 
@@ -26,7 +26,7 @@ def add_commands(sub: Subparsers) -> None:
     clean.add_argument(
         "--policy",
         type=POLICY,
-        choices=POLICY.names,
+        metavar="{" + ",".join(Policy.spellings()) + "}",
         default=None,
         help="cleaning policy, Hudi's names accepted (default: hoodie.clean.policy, else keep-latest-commits)",
     )

@@ -70,9 +70,9 @@ from hudi_meta.clean.plan import (
     KEEP_LATEST_BY_HOURS,
     MAX_HOURS_RETAINED,
     MAX_RETAINED,
-    POLICIES,
     POLICY_KEY,
     CleanPolicy,
+    Policy,
     misplaced_retention,
 )
 from hudi_meta.compaction.schedule import DATA_LATENCY_KEY, MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, Limit, ScheduleRequest
@@ -94,6 +94,7 @@ ENGINES = ("spark", "spark-submit", "local")
 
 T = TypeVar("T")
 S = TypeVar("S", bound=Spelled)
+D = TypeVar("D")
 
 # Every key each part of the file takes ("" is the top level, "tables" each [[tables]] entry): a key not listed is
 # reported before any value is read, with the closest listed key.
@@ -170,7 +171,7 @@ class TableSettings:
     exact: bool = False
     schedule_interval_s: float = 0.0
     clean: bool = True
-    clean_policy: str | None = None  # None: the table's hoodie.clean.policy
+    clean_policy: Policy | None = None  # None: the table's hoodie.clean.policy
     clean_retained: int | None = None
     clean_hours: int | None = None
     sync: bool = True
@@ -241,8 +242,8 @@ class _Section:
             self.fail(key, "must not be empty")
         return value
 
-    def spelled(self, key: str, kind: type[S], default: S) -> S:
-        """A `Spelled` value (any of its spellings, Hudi's too)."""
+    def spelled(self, key: str, kind: type[S], default: D) -> S | D:
+        """A `Spelled` value (any of its spellings, Hudi's too), `default` when the key is not given."""
         value = self.text(key)
         return default if value is None else self.convert(key, value, kind.parse)
 
@@ -443,11 +444,7 @@ def _table(s: _Section, check: bool, has_catalog: bool) -> TableSettings:
     latency = s.text("data_latency")
     if check and latency is None and DATA_LATENCY_KEY not in props:
         s.fail("data_latency", f"required: the table sets no {DATA_LATENCY_KEY} (give a duration such as 30m)")
-    policy = s.text("clean_policy")
-    if policy is not None:
-        policy = policy.strip().upper().replace("-", "_")
-        if policy not in POLICIES:
-            s.fail("clean_policy", f"expected one of {', '.join(POLICIES)}, got {s.values['clean_policy']!r}")
+    policy = s.spelled("clean_policy", Policy, None)
     settings = TableSettings(
         path=str(Path(path).expanduser().resolve()) if "://" not in path else normalize_uri(path),
         event_time_field=s.text("event_time_field"),

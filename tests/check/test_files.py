@@ -30,7 +30,13 @@ from hudi_meta.check.files import (
     orphan_by_blocks,
 )
 from hudi_meta.check.index_drift import check_table
-from hudi_meta.clean.plan import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
+from hudi_meta.clean.plan import (
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    CleanPolicy,
+    Policy,
+)
 from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
@@ -142,7 +148,7 @@ CLEAN_POLICIES = {
 @pytest.mark.parametrize("policy", sorted(CLEAN_POLICIES))
 @pytest.mark.parametrize("mode", ["symlink", "copy"])
 def test_a_clean_that_knows_links_leaves_nothing_to_find(
-    engine: Engine, tmp_path: Path, mode: str, policy: str
+    engine: Engine, tmp_path: Path, mode: str, policy: Policy
 ) -> None:
     t, instants = compacted_three_times(tmp_path / "t", engine, mode)
     Indexer(engine, t.table).run()

@@ -20,6 +20,7 @@ from hudi_meta.clean.plan import (
     KEEP_LATEST_COMMITS,
     KEEP_LATEST_FILE_VERSIONS,
     CleanPolicy,
+    Policy,
 )
 from hudi_meta.clean.run import CRASH_AT_ENV, CRASH_POINTS, groups_from_files, groups_from_index, run_clean
 from hudi_meta.errors import CleanedDataError
@@ -92,7 +93,7 @@ POLICIES = {
 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
-def test_each_policy_keeps_the_table_readable(compacted: Compacted, tmp_path: Path, name: str) -> None:
+def test_each_policy_keeps_the_table_readable(compacted: Compacted, tmp_path: Path, name: Policy) -> None:
     path, db = copy_of(compacted, tmp_path / "t")
     engine = make_engine(f"sqlite:///{db}")
     c1, c2, c3 = compacted.compactions

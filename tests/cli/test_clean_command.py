@@ -70,7 +70,11 @@ def v9(fixture_table: Any, tmp_path: Path) -> Path:
     [
         ("not a table", ["{missing}"], "no such table path"),
         ("not a table", ["{folder}"], "not a Hudi table"),
-        ("unknown policy", ["{trips}", "--policy", "KEEP_EVERYTHING"], "invalid choice: 'KEEP_EVERYTHING'"),
+        (
+            "unknown policy",
+            ["{trips}", "--policy", "KEEP_EVERYTHING"],
+            "argument --policy: expected one of keep-latest-commits, keep-latest-file-versions, keep-latest-by-hours",
+        ),
         ("negative retained", ["{trips}", "--retained", "-1"], "argument --retained: expected a whole number from 0"),
         ("negative hours", ["{trips}", "--policy", "keep-latest-by-hours", "--hours", "-2"], "argument --hours: "),
         ("hours for commits", ["{trips}", "--hours", "3"], "--hours is for KEEP_LATEST_BY_HOURS"),

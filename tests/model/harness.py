@@ -21,7 +21,13 @@ import pyarrow as pa
 from sqlalchemy import Engine
 
 from hudi_meta.check.files import PLAN_ORDER_BROKEN, PLAN_SLICE_CHANGED, UNCOMMITTED_LINK, check_files
-from hudi_meta.clean.plan import KEEP_LATEST_BY_HOURS, KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
+from hudi_meta.clean.plan import (
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    CleanPolicy,
+    Policy,
+)
 from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
@@ -518,7 +524,7 @@ class ModelTable:
 
     # ---- clean and rollback of a completed compaction (issue 10) -------------------------------------------
 
-    def clean(self, policy: str, retained: int) -> None:
+    def clean(self, policy: Policy, retained: int) -> None:
         """`hudi-meta clean --execute`: nothing any read needs now goes (snapshot, RO, incremental and time travel
         as of the retained instants read as before), no live link's target goes; reads as of earlier instants
         either read right or are refused as cleaned (`CleanedDataError`), never silently wrong."""

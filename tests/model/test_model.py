@@ -34,7 +34,7 @@ from hypothesis.stateful import (
 )
 from pyspark.sql import SparkSession
 
-from hudi_meta.clean.plan import POLICIES
+from hudi_meta.clean.plan import POLICIES, Policy
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.table.table import HudiTable
 from tests.model.harness import KEYS, ModelTable, Op, bucket_of, partition_of
@@ -174,7 +174,7 @@ class ModelMachine(RuleBasedStateMachine):
         policy=st.sampled_from(POLICIES),
         retained=st.integers(1, 3),
     )
-    def compact_and_clean(self, step: int, mode: str, exact: bool, policy: str, retained: int) -> None:
+    def compact_and_clean(self, step: int, mode: str, exact: bool, policy: Policy, retained: int) -> None:
         """Table services in one pass, as Hudi runs them inline: compact, then clean."""
         if self._schedule(step, mode, exact):
             self.table.run()
@@ -211,7 +211,7 @@ class ModelMachine(RuleBasedStateMachine):
         self.table.unschedule()
 
     @rule(policy=st.sampled_from(POLICIES), retained=st.integers(1, 3))
-    def clean(self, policy: str, retained: int) -> None:
+    def clean(self, policy: Policy, retained: int) -> None:
         self.table.clean(policy, retained)
 
     @precondition(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hudi_meta.clean.plan import Policy
 from hudi_meta.compaction.run import LAYOUT_ATTEMPTS, run_compaction, set_crash_hook
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.links import EXACT_RESULT_KEY
@@ -252,7 +253,7 @@ def test_a_delete_only_write_into_a_pending_slice_leaves_the_table_readable_afte
         t.write([Op("k22", 43, 0.0), Op("k00", 34, 0.0), Op("k21", 0, 0.0), Op("k04", 40, None)])
         assert t.schedule(1, "symlink", exact=False) is not None
         t.run_while_writing("before-commit", lambda: t.write([Op("k23", None, None)], "parquet"))
-        t.clean("KEEP_LATEST_BY_HOURS", 1)
+        t.clean(Policy.KEEP_LATEST_BY_HOURS, 1)
         t.check_reads(first)  # hudi-rs included
     finally:
         t.close()

@@ -135,7 +135,7 @@ BAD: list[tuple[str, Any, str]] = [
     ("clean", {"policy": "KEEP_LATEST_BY_HOURS", "hours": False}, "hours: expected a whole number"),
     ("clean", {"hours": "x"}, "hours: expected a whole number"),
     ("clean", {"policy": 3}, "policy: expected a string, got 3"),
-    ("clean", {"policy": "KEEP_EVERYTHING"}, "policy: unknown clean policy 'KEEP_EVERYTHING'"),
+    ("clean", {"policy": "KEEP_EVERYTHING"}, "policy: expected one of keep-latest-commits"),
     # the body itself
     ("clean", [1], "the body must be a JSON object, got a list"),
     ("clean", "retained", "the body must be a JSON object, got the string 'retained'"),
