@@ -26,6 +26,7 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import register_table
 from hudi_meta.service.config import ServiceConfig, TableSettings
 from hudi_meta.service.records import (
+    StepOutcome,
     StepStatus,
     acquire_lease,
     end_step,
@@ -172,7 +173,7 @@ class Service:
         try:
             result = body()
         except Exception as e:
-            end_step(self.engine, step_id, "failed", error=first_line(e))
+            end_step(self.engine, step_id, StepOutcome.FAILED, error=first_line(e))
             raise
         end_step(self.engine, step_id, result.outcome, result.detail, status=result.status)
         log.info("%s: %s %s %s", state.settings.path, name, result.outcome, result.detail or "")
@@ -182,7 +183,9 @@ class Service:
         """Open the table (a table that cannot be opened fails here, recorded) and index it; the table."""
         table = state.settings.open()
         stats = Indexer(self.engine, table).run(state.settings.event_time_field)
-        return StepResult("ok", {k: v for k, v in stats.__dict__.items() if isinstance(v, int) and v}, value=table)
+        return StepResult(
+            StepOutcome.OK, {k: v for k, v in stats.__dict__.items() if isinstance(v, int) and v}, value=table
+        )
 
     def _compact(self, state: TableState, table: HudiTable, instant: str) -> None:
         assert state.table_id is not None
@@ -195,31 +198,37 @@ class Service:
             self.runner.run(table, instant, on_phase)
         except Abandoned as e:
             end_step(
-                self.engine, step_id, "abandoned", {"instant": instant, "reason": str(e)}, status=StepStatus.PENDING
+                self.engine,
+                step_id,
+                StepOutcome.ABANDONED,
+                {"instant": instant, "reason": str(e)},
+                status=StepStatus.PENDING,
             )
             raise
         except Exception as e:
             reopened = HudiTable.open(table.uri, table.storage.options)
             if reopened.timeline.instant(instant) is None:  # the run took the plan back (writers broke its order)
                 Indexer(self.engine, reopened).run()
-                end_step(self.engine, step_id, "taken back", {"instant": instant, "reason": first_line(e)})
+                end_step(self.engine, step_id, StepOutcome.TAKEN_BACK, {"instant": instant, "reason": first_line(e)})
                 log.warning("%s: compaction %s taken back: %s", table.base_path, instant, first_line(e))
                 return
-            end_step(self.engine, step_id, "failed", {"instant": instant}, error=first_line(e))
+            end_step(self.engine, step_id, StepOutcome.FAILED, {"instant": instant}, error=first_line(e))
             raise
         Indexer(self.engine, HudiTable.open(table.uri, table.storage.options)).run()
-        end_step(self.engine, step_id, "completed", {"instant": instant})
+        end_step(self.engine, step_id, StepOutcome.COMPLETED, {"instant": instant})
         log.info("%s: compaction %s completed", table.base_path, instant)
 
     def _schedule(self, table: HudiTable, s: TableSettings) -> StepResult:
         try:
             result = schedule_compaction(self.engine, table, s.schedule_request())
         except WriteInProgressError as e:  # a writer at work: the next round asks again (writers roll back dead ones)
-            return StepResult("skipped", {"reason": str(e)})
+            return StepResult(StepOutcome.SKIPPED, {"reason": str(e)})
         detail = {"reason": result.reason, "threshold_ms": result.threshold_ms}
         if result.instant is None:
-            return StepResult("skipped", detail)
-        return StepResult("scheduled", {**detail, "instant": result.instant}, StepStatus.PENDING, result.instant)
+            return StepResult(StepOutcome.SKIPPED, detail)
+        return StepResult(
+            StepOutcome.SCHEDULED, {**detail, "instant": result.instant}, StepStatus.PENDING, result.instant
+        )
 
     def _clean(self, table: HudiTable, s: TableSettings) -> StepResult:
         check_cleanable(table)
@@ -230,21 +239,21 @@ class Service:
         if failed:
             raise HudiMetaError(f"{len(failed)} files could not be deleted: {failed[0].path}: {failed[0].error}")
         detail = {"instant": outcome.instant, "deleted": deleted, "note": outcome.note}
-        return StepResult("cleaned" if outcome.instant else "nothing", detail)
+        return StepResult(StepOutcome.CLEANED if outcome.instant else StepOutcome.NOTHING, detail)
 
     def _sync(self, table: HudiTable, s: TableSettings) -> StepResult:
         c = self.config.catalog
         assert c is not None
         target = SyncTarget(c.mode, c.uri, s.sync_database or c.database, s.sync_name, c.timeout_s)
         report = sync_recorded(self.engine, table, target)
-        return StepResult("ok", {"changes": len(report.actions)})
+        return StepResult(StepOutcome.OK, {"changes": len(report.actions)})
 
 
 @dataclass(frozen=True)
 class StepResult:
     """How a step ended (its outcome and what it did), the status the table waits in, and a value for the loop."""
 
-    outcome: str
+    outcome: StepOutcome
     detail: dict[str, Any]
     status: StepStatus | None = None
     value: Any = None

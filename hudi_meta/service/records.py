@@ -36,6 +36,20 @@ class StepStatus(StrEnum):
     FAILED = "failed"
 
 
+class StepOutcome(StrEnum):
+    """How a step ended (`service_step.outcome`)."""
+
+    OK = "ok"  # indexed, or synced
+    SCHEDULED = "scheduled"
+    SKIPPED = "skipped"  # the trigger said no, nothing to compact, or a write was pending
+    COMPLETED = "completed"  # a compaction committed
+    TAKEN_BACK = "taken back"  # a compaction that writers broke was taken back (scheduled again next round)
+    ABANDONED = "abandoned"  # a compaction left pending because the service was stopping
+    CLEANED = "cleaned"
+    NOTHING = "nothing"  # a clean with nothing to delete
+    FAILED = "failed"
+
+
 @dataclass(frozen=True)
 class StepRecord:
     id: int
@@ -82,7 +96,7 @@ def set_status(engine: Engine, step_id: int, status: StepStatus) -> None:
 def end_step(
     engine: Engine,
     step_id: int,
-    outcome: str,
+    outcome: StepOutcome,
     detail: dict[str, Any] | None = None,
     error: str | None = None,
     status: StepStatus | None = None,

@@ -11,6 +11,7 @@ from sqlalchemy import Engine, update
 
 from hudi_meta.index.models import hudi_table, service_lease_table
 from hudi_meta.service.records import (
+    StepOutcome,
     StepStatus,
     acquire_lease,
     all_steps,
@@ -77,9 +78,9 @@ def test_step_records_and_pruning(engine: Engine) -> None:
     set_status(engine, first, StepStatus.RUNNING)
     assert recent_steps(engine, t)[0].status == StepStatus.RUNNING
     time.sleep(0.01)
-    end_step(engine, first, "completed", {"instant": "20260101000000000"})
+    end_step(engine, first, StepOutcome.COMPLETED, {"instant": "20260101000000000"})
     failed = start_step(engine, t, "w", "sync", StepStatus.RUNNING)
-    end_step(engine, failed, "failed", error="metastore down")
+    end_step(engine, failed, StepOutcome.FAILED, error="metastore down")
     steps = recent_steps(engine, t)
     assert [(s.step, s.status, s.outcome) for s in steps] == [
         ("sync", "failed", "failed"),
@@ -92,10 +93,10 @@ def test_step_records_and_pruning(engine: Engine) -> None:
     assert last_steps(engine, t)["sync"].id == failed
     # what /metrics reports meanwhile: the last sync failed (before, the series vanished while one ran)
     assert service_metric_values(last_steps(engine, t))["service_last_sync_success"][1] == 0.0
-    end_step(engine, retry, "ok")
+    end_step(engine, retry, StepOutcome.OK)
     assert last_steps(engine, t)["sync"].id == retry
     for _ in range(30):
-        end_step(engine, start_step(engine, t, "w", "index", StepStatus.PLANNING), "ok")
+        end_step(engine, start_step(engine, t, "w", "index", StepStatus.PLANNING), StepOutcome.OK)
     assert prune_steps(engine, t, keep=10) == 23
     kept = all_steps(engine, [t])
     assert len(kept) == 10 and all(s.step == "index" for s in kept)
