@@ -44,6 +44,6 @@ OPS_PER_TASK = 8
 
 def _task_count(operations: int, cores: int) -> int:
     """Tasks for `operations`: two per core, more when that would put over `OPS_PER_TASK` operations in one.
-    Each Python task costs tens of milliseconds on its own: one task per operation made the 12 operations of
-    bench_compaction take 1.30-1.41 s, four tasks 1.25 s."""
+    Each Python task has a fixed cost of its own, so one task per operation was slower than a few tasks that
+    each run several (bench_compaction prints the run time)."""
     return max(1, min(operations, max(2 * cores, -(-operations // OPS_PER_TASK))))

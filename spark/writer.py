@@ -96,9 +96,8 @@ class _Plan:
 def write_tasks(df: DataFrame, file_groups: int) -> int:
     """How many tasks write the file groups: as many as the input has partitions (the input's size decides it),
     at least four per core so that file groups hashed unevenly onto tasks still even out over the cores, never
-    more than the file groups we know of. Each Python task costs tens of milliseconds on its own, so a task per
-    file group made small writes slow (bench_ingest, 24 file groups on 2 cores: 4 tasks 2.3 s, 8 tasks 1.9 s,
-    12 tasks 2.0 s, 24 tasks 2.5 s for 1M rows)."""
+    more than the file groups we know of. Each Python task has a fixed cost of its own, so a task per file group
+    made small writes slow (bench_ingest prints the write time)."""
     cores = df.sparkSession.sparkContext.defaultParallelism
     return max(1, min(file_groups, max(4 * cores, df.rdd.getNumPartitions())))
 

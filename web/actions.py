@@ -19,10 +19,11 @@ from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.links import LinkMode
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
+from hudi_meta.table.times import now_ms
 
 from . import store
 from .auth import action_required
-from .common import Body, action_body, now_ms, table_or_404, wants_json
+from .common import Body, action_body, table_or_404, wants_json
 
 bp = Blueprint("actions", __name__)
 Run = Callable[[HudiTable], dict[str, Any]]  # an action with its fields checked, waiting for its table

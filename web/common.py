@@ -16,7 +16,7 @@ from hudi_meta.errors import BadValueError
 from hudi_meta.index import browse
 from hudi_meta.index.browse import MAX_PAGE_SIZE, Page, TableRow
 from hudi_meta.table.config import timeline_zone
-from hudi_meta.table.times import duration_ms, format_time_ms, parse_duration_ms, parse_time_ms, time_ms
+from hudi_meta.table.times import duration_ms, format_time_ms, now_ms, parse_duration_ms, parse_time_ms, time_ms
 from hudi_meta.values import parse_flag, parse_whole, shown, whole_in_range
 
 from . import store
@@ -27,10 +27,6 @@ INSTANT_RE = re.compile(r"^[0-9]{14,17}$")
 MAX_TEXT = 1024  # the longest partition path or file name the store holds
 MAX_PAGE = 999_999_999
 T = TypeVar("T")
-
-
-def now_ms() -> int:
-    return int(dt.datetime.now(dt.UTC).timestamp() * 1000)
 
 
 def table_or_404(table_id: int) -> TableRow:

@@ -12,9 +12,10 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from hudi_meta.index import browse
 from hudi_meta.metrics import render
 from hudi_meta.service.step_metrics import table_metric_values
+from hudi_meta.table.times import now_ms
 
 from . import store
-from .common import now_ms, table_state, zone_of
+from .common import table_state, zone_of
 
 bp = Blueprint("metrics", __name__)
 

@@ -26,7 +26,6 @@ first instant: archived). Files of archived instants are accepted without write 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import posixpath
 import re
@@ -45,6 +44,7 @@ from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_time_ms
+from hudi_meta.table.times import now_ms as current_ms
 
 DANGLING_LINK = "dangling-link"
 LINK_TO_LINK = "link-to-link"
@@ -664,7 +664,7 @@ def format_age(ms: int) -> str:
 
 def check_files(table: HudiTable, now_ms: int | None = None) -> list[Finding]:
     """Every file-level finding of `table`, sorted by kind and path."""
-    now_ms = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    now_ms = now_ms if now_ms is not None else current_ms()
     files = list_partition_files(table)
     facts = timeline_facts(table)
     listed = {f.path for f in files}

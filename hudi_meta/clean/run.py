@@ -20,7 +20,7 @@ index, refreshed right before planning.
 
 from __future__ import annotations
 
-import datetime as dt
+import logging
 import posixpath
 import time
 from collections import defaultdict
@@ -64,6 +64,9 @@ from hudi_meta.progress import Report, silent
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.table.times import now_ms as current_ms
+
+log = logging.getLogger(__name__)
 
 CLEAN_PLAN_VERSION = 2  # CleanPlanner.LATEST_CLEAN_PLAN_VERSION
 CLEAN_METADATA_VERSION = 2  # CleanerUtils.LATEST_CLEAN_METADATA_VERSION
@@ -335,6 +338,8 @@ def execute_clean(
     _crash_point("before-commit")
     metadata = clean_metadata(t, plan, entries, reports, int((time.monotonic() - t0) * 1000))
     writer.complete(Action.CLEAN, t, metadata.to_bytes())
+    failed = sum(1 for r in reports.values() if not r.done)
+    log.info("clean %s completed: %d files deleted, %d kept (%s)", t, len(reports) - failed, failed, table.base_path)
     ordered = [reports[path] for _, path in entries]
     return CleanRun(t, metadata, ordered)
 
@@ -429,7 +434,7 @@ def plan_table_clean(
     indexer.run()
     assert indexer.table_id is not None
     table.reload()
-    now = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    now = now_ms if now_ms is not None else current_ms()
     return indexer.table_id, plan_clean(groups_from_index(engine, indexer.table_id), clean_timeline(table), policy, now)
 
 
@@ -464,6 +469,7 @@ def run_clean(
         instant = new_instant_time(i.requested_time for i in table.timeline.instants)
         plan = cleaner_plan(table.base_path, result)
         TimelineWriter(table.storage, table.timeline_path).request(Action.CLEAN, instant, plan.to_bytes())
+        log.info("clean %s requested: %d files to delete (%s)", instant, len(result.deletions), table.base_path)
     _crash_point("after-requested")
     reasons = {a.path: a for a in result.actions}
     run = execute_clean(table, Instant(instant, Action.CLEAN, State.REQUESTED), plan, reasons, progress)

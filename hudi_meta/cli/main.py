@@ -46,6 +46,7 @@ from hudi_meta.cli import (
     sync_command,
 )
 from hudi_meta.cli.common import EXIT_USAGE, TEXT, HelpFormatter, Parser
+from hudi_meta.cli.terminal import log_to_stderr
 from hudi_meta.errors import HudiMetaError, first_line
 from hudi_meta.index.db import DB_ENV, resolve_db_url
 from hudi_meta.index.store import store_label
@@ -80,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"metadata store URL or SQLite file (default: ${DB_ENV}, else a SQLite file in the data folder)",
     )
     parser.add_argument("--debug", action="store_true", help="print the traceback of any error on stderr")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log on stderr what changes a table (instants, deletes, moves)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
     store_commands.add_commands(sub)
     read_command.add_commands(sub)
@@ -106,6 +110,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # a parser that cannot be built
         given = sys.argv[1:] if argv is None else argv
         return _bug(argparse.Namespace(debug="--debug" in given), e)
+    if args.verbose:
+        log_to_stderr()
     try:
         code: int = args.func(args)
         sys.stdout.flush()

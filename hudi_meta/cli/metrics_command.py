@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 
 from hudi_meta.cli.common import TEXT, Subparsers, add_command
@@ -14,6 +13,7 @@ from hudi_meta.index.store import open_store
 from hudi_meta.metrics import render
 from hudi_meta.service.step_metrics import table_metric_values
 from hudi_meta.table.table import HudiTable
+from hudi_meta.table.times import now_ms
 
 
 def add_commands(sub: Subparsers) -> None:
@@ -23,13 +23,13 @@ def add_commands(sub: Subparsers) -> None:
 
 def metrics_command(args: argparse.Namespace) -> int:
     table = HudiTable.open(args.table)
-    now_ms = int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    now = now_ms()
     engine = open_store(args.db)
     try:
-        fresh = indexed_freshness(engine, table, now_ms)
+        fresh = indexed_freshness(engine, table, now)
         table_id = table_id_of(engine, table.uri)
         assert table_id is not None  # indexed just now
-        values = table_metric_values(engine, table_id, fresh, table.config.timeline_timezone, now_ms)
+        values = table_metric_values(engine, table_id, fresh, table.config.timeline_timezone, now)
     finally:
         engine.dispose()
     sys.stdout.write(render({table.config.name or table.base_path: values}).decode())

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import logging
 import os
 import signal
 import socket
-import sys
 import threading
 
 from sqlalchemy import Engine
 
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, whole
+from hudi_meta.cli.terminal import log_to_stderr
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.store import open_store
 from hudi_meta.service.config import CONFIG_ENV, TOKEN_ENV, ServiceConfig, UiSettings, config_path, load_config
@@ -112,8 +111,7 @@ def serve_command(args: argparse.Namespace) -> int:
 
 def run_service(config: ServiceConfig, engine: Engine) -> int:
     """The loop in this thread until SIGTERM or Ctrl-C; then the current step ends and the leases go."""
-    logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    logging.getLogger("hudi_meta.service").setLevel(logging.INFO)
+    log_to_stderr()
     service = Service(config, engine, make_runner(config.spark), worker=f"{socket.gethostname()}:{os.getpid()}")
 
     def stop(signum: int, _: object) -> None:

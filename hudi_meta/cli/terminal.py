@@ -1,14 +1,34 @@
-"""Progress bars on the terminal (tqdm on stderr) for long commands: one bar per phase a step reports, drawn
-only when stderr is a terminal and the command is not printing JSON; scripts and pipes see nothing."""
+"""What long commands show on stderr: progress bars (tqdm) for each phase a step reports, drawn only when stderr
+is a terminal and the command is not printing JSON (scripts and pipes see nothing), and hudi-meta's log lines
+(`--verbose`, and always for `serve`)."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from hudi_meta.progress import Report, silent
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the `sys.stderr` of the moment (tests and the service swap it), not the one at setup."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def log_to_stderr() -> None:
+    """Show hudi-meta's INFO log lines (what changed a table: instants written, files deleted or moved) on stderr."""
+    logger = logging.getLogger("hudi_meta")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
 
 
 @contextmanager

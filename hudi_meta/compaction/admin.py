@@ -22,6 +22,7 @@ Each step is idempotent, so a repair killed at any point is finished by running 
 
 from __future__ import annotations
 
+import logging
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,8 @@ from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import Timeline
+
+log = logging.getLogger(__name__)
 
 UNSCHEDULE = "unschedule"
 DELETE_LINK = "delete_link"
@@ -347,6 +350,12 @@ def repair(table: HudiTable, instant: str, dry_run: bool = True) -> RepairReport
             if not dry_run:
                 refuse_pending_writes(table, f"moving the log files of slice {instant}")
                 run_moves(table, instant, v.moves, v.journaled, report.actions)
+                log.info(
+                    "compaction %s: %d log files moved back into their slices (%s)",
+                    instant,
+                    len(v.moves),
+                    table.base_path,
+                )
             else:
                 report.actions += [
                     FileAction(MOVE, rel(m.partition, m.source), False, None, rel(m.partition, m.target))
@@ -372,6 +381,7 @@ def _repair_step(table: HudiTable, report: RepairReport, op: str, path: str, tar
         raise
     report.actions.append(FileAction(op, path, True, None, target))
     step_done(op)
+    log.info("repair: %s %s (%s)", op, path, table.base_path)
 
 
 def _relink(table: HudiTable, instant: str, f: Finding, report: RepairReport, dry_run: bool) -> None:
@@ -397,6 +407,7 @@ def _relink(table: HudiTable, instant: str, f: Finding, report: RepairReport, dr
         raise
     report.actions.append(FileAction(RELINK, f.path, True, None, f.target))
     step_done(RELINK)
+    log.info("compaction %s: link %s made again to %s (%s)", instant, f.path, f.target, table.base_path)
 
 
 # ---- freshness -------------------------------------------------------------------------------------------------

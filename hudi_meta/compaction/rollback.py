@@ -14,6 +14,7 @@ compaction is found and continued).
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import time
 
@@ -41,6 +42,8 @@ from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.rollback import RollbackReport, pending_rollback_of
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+
+log = logging.getLogger(__name__)
 
 
 def rollback_compaction(table: HudiTable, target: str, completed: bool = False, dry_run: bool = True) -> RollbackReport:
@@ -94,6 +97,7 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
         report.actions.append(FileAction("write_instant", requested, True))
         step_done("write_instant")
     writer.start(Action.ROLLBACK, rollback_time)
+    log.info("rollback %s of compaction %s started (%s)", rollback_time, target, table.base_path)
 
     def still_no_writer() -> None:
         table.reload()
@@ -117,6 +121,14 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
         instants_rollback=(info,),
     )
     writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
+    log.info(
+        "rollback %s of %s compaction %s completed: %d files deleted (%s)",
+        rollback_time,
+        "completed" if is_completed else "pending",
+        target,
+        metadata.total_files_deleted,
+        table.base_path,
+    )
     report.actions.append(FileAction("write_instant", done_path, True))
     table.reload()
     return report

@@ -43,6 +43,7 @@ from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 from hudi_meta.table.times import describe_time_ms, format_time_ms
+from hudi_meta.table.times import now_ms as current_ms
 from hudi_meta.values import ascii_integer
 
 DATA_LATENCY_KEY = "hoodie.compaction.event.time.data.latency"
@@ -288,7 +289,7 @@ def schedule_compaction(
 ) -> ScheduleResult:
     """Plan a compaction from the (freshly indexed) store; write and record it, or say why not."""
     check_compactable(table)
-    now_ms = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    now_ms = now_ms if now_ms is not None else current_ms()
     request.validate(now_ms)
     if request.mode is LinkMode.SYMLINK and not table.storage.supports_symlinks:
         raise HudiMetaError(f"{table.base_path} is on a store without symlinks: use --mode copy")

@@ -14,6 +14,7 @@ Afterwards the table reads as it did before the plan (same records, in the same 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from hudi_meta.compaction.preconditions import check_compactable
@@ -24,6 +25,8 @@ from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import State
 from hudi_meta.table.rollback import pending_rollback_of
 from hudi_meta.table.table import HudiTable
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -70,4 +73,5 @@ def _unschedule_requested(table: HudiTable, instant: str, dry_run: bool) -> Unsc
         refuse_pending_writes(table, f"unscheduling compaction {instant}")
 
     execute_undo(table, plan, steps, report.actions, still_no_writer)
+    log.info("compaction %s unscheduled: %d file operations (%s)", instant, len(report.actions), table.base_path)
     return report

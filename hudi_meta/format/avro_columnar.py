@@ -53,9 +53,9 @@ _VARINT_TOP = {"int": (5, 0x0F), "long": (10, 0x01)}
 _FIXED_SIZE = {"float": 4, "double": 8, "boolean": 1}
 _SYNC = os.urandom(16)
 _STDERR_LOCK = threading.Lock()
-# Below these sizes a block goes record by record: columnar work has a fixed cost per block (the reader, about
-# 1.5 ms; numpy per field) that small blocks do not repay. Measured crossovers (bench_header_scan with
-# --records, and encoding 300 blocks of the bench_read rows): decoding about 150 records, encoding about 60.
+# Below these sizes a block goes record by record: columnar work has a fixed cost per block (the reader; numpy
+# per field) that small blocks do not repay. The crossovers come from bench_header_scan with --records (decoding)
+# and from encoding blocks of the bench_read rows; both print the ratio of the two paths per block size.
 MIN_DECODE_RECORDS = 256
 MIN_ENCODE_RECORDS = 64
 _LENGTH_FIELD = "hudi_meta_datum_length"  # the container's first field: each datum's int32 length prefix

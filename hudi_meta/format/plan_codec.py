@@ -1,8 +1,8 @@
 """A compaction plan's Avro datum, encoded for its one schema (HoodieCompactionPlan.avsc).
 
 fastavro writes the same bytes but, for every value of a union field, first checks which branch the value
-fits, walking nested arrays and records once to choose and once more to write: 0.7 s of a 50,000-slice
-plan. Here each field's branch is known from the plan's types. The bytes must equal fastavro's for every
+fits, walking nested arrays and records once to choose and once more to write, which dominated the encoding
+of large plans. Here each field's branch is known from the plan's types. The bytes must equal fastavro's for every
 plan (tests/format/test_plan_codec.py compares them).
 
 Avro binary encoding: int and long are zig-zag varints; a string is its UTF-8 length then its bytes; a

@@ -9,7 +9,6 @@ the target's.
 
 from __future__ import annotations
 
-import datetime as dt
 import posixpath
 
 from sqlalchemy import Connection, Engine, select
@@ -21,6 +20,7 @@ from hudi_meta.index.models import file_group_table, file_slice_table, log_block
 from hudi_meta.index.sql import connected
 from hudi_meta.index.states import BlockStatus
 from hudi_meta.table.table import HudiTable
+from hudi_meta.table.times import now_ms as current_ms
 
 __all__ = ["completed_compactions", "indexed_freshness", "pending_blocks"]  # completed_compactions: for callers
 
@@ -93,5 +93,5 @@ def indexed_freshness(engine: Engine, table: HudiTable, now_ms: int | None = Non
     indexer = Indexer(engine, table)
     indexer.run()
     assert indexer.table_id is not None
-    now = now_ms if now_ms is not None else int(dt.datetime.now(dt.UTC).timestamp() * 1000)
+    now = now_ms if now_ms is not None else current_ms()
     return freshness(completed_compactions(engine, indexer.table_id), pending_blocks(engine, indexer.table_id), now)

@@ -18,6 +18,8 @@ groups, slices, log files, block scans), `event_times` (block status and min eve
 
 from __future__ import annotations
 
+import logging
+
 from sqlalchemy import Engine
 
 from hudi_meta.gc_pause import paused_gc
@@ -34,6 +36,8 @@ from hudi_meta.table.table import HudiTable
 
 # `table_id_of` and `event_time_field_of` (hudi_meta.index.registry) are re-exported for callers not moved yet
 __all__ = ["Indexer"]
+
+log = logging.getLogger(__name__)
 
 
 class Indexer:
@@ -63,4 +67,6 @@ class Indexer:
             sync_links(engine, table, table_id, self.stats)
             count_late_records(engine, table, table_id, self.stats)
             mark_indexed(engine, table_id)
+        level = logging.INFO if self.stats.changed() else logging.DEBUG  # a service polls: quiet when nothing is new
+        log.log(level, "indexed %s: %s", table.base_path, self.stats.summary())
         return self.stats

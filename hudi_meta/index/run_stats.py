@@ -19,3 +19,11 @@ class IndexRunStats:
     plans_added: int = 0
     plans_removed: int = 0
     links: int = 0
+
+    def changed(self) -> bool:
+        return any(vars(self).values())
+
+    def summary(self) -> str:
+        """The non-zero counts, for the log: `instants_added=3 blocks_added=12`, or `nothing new`."""
+        counts = [f"{k}={v}" for k, v in vars(self).items() if v]
+        return " ".join(counts) or "nothing new"

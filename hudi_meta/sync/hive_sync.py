@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -22,6 +23,8 @@ from hudi_meta.sync.hive_schema import sync_definitions
 from hudi_meta.sync.properties import changes, published
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import META_COLUMNS
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -128,3 +131,4 @@ def _sync_one(
         report.actions.append(SyncAction("set_properties", target, diff))
         if not report.dry_run:
             catalog.set_properties(definition.database, definition.name, diff)
+            log.info("catalog table %s: properties set %s", target, diff)

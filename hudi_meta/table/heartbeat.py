@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import posixpath
 import threading
-import time
 from dataclasses import dataclass
 
 from hudi_meta.errors import HeartbeatExpiredError
 from hudi_meta.storage.base import Storage
 from hudi_meta.table.instant import instant_epoch_ms
+from hudi_meta.table.times import now_ms
 
 HEARTBEAT_DIR = ".heartbeat"
 INTERVAL_KEY = "hoodie.client.heartbeat.interval_in_ms"
@@ -47,10 +47,6 @@ class HeartbeatConfig:
     def expiry_ms(self) -> int:
         """How old a heartbeat may get before its writer counts as dead (Java: interval * misses)."""
         return self.interval_ms * self.tolerable_misses
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def heartbeat_path(meta_path: str, instant: str) -> str:

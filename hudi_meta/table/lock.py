@@ -28,6 +28,7 @@ from contextlib import contextmanager
 
 from hudi_meta.errors import TableLockTimeoutError
 from hudi_meta.storage.base import Storage
+from hudi_meta.table.times import now_ms
 
 LOCK_FILE = "lock"
 LOCK_PATH_KEY = "hoodie.write.lock.filesystem.path"
@@ -86,7 +87,7 @@ def _expired(storage: Storage, path: str, expire_ms: int) -> bool:
         written = storage.modified_time_ms(path)
     except OSError:
         return False  # released meanwhile: the next create takes it
-    return time.time() * 1000 - written > expire_ms
+    return now_ms() - written > expire_ms
 
 
 def _holder(storage: Storage, path: str) -> str:

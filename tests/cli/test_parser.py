@@ -65,7 +65,7 @@ def test_every_option_has_help_and_shows_its_default(name: str) -> None:
     help_text = " ".join(parser.format_help().split())
     for action in options:
         assert action.help, f"{name} {action.option_strings[0]} has no help"
-        flag = action.option_strings[0]
+        flag = action.option_strings[-1]  # the long spelling: `-v, --verbose` is read from `--verbose`
         after = help_text[help_text.index(flag, help_text.index("options:")) :]
         assert re.search(r"\(default: [^)]+\)", after.split(" --", 1)[0]), f"{name} {flag}: no default shown"
 

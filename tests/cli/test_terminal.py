@@ -79,3 +79,30 @@ def test_json_and_pipes_stay_quiet(tmp_path: Path) -> None:
         timeout=300,
     )
     assert piped.returncode == 0 and piped.stderr == "", piped.stderr
+
+
+def test_verbose_logs_each_change_to_the_table(tmp_path: Path) -> None:
+    """`-v`: every command that writes to the table says on stderr what it wrote (the instant and the table),
+    so a user can follow what happened; without it the same commands leave stderr empty (above)."""
+    t = table_with_logs(tmp_path)
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+
+    def verbose(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "hudi_meta.cli.main", "--db", db, "-v", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    assert f"indexed {t.path}: " in (first := verbose("index", t.path)) and "log_files_added=5" in first, first
+    assert verbose("index", t.path) == ""  # nothing new: a polling service stays quiet
+    scheduled = verbose("compaction", "schedule", t.path, "--threshold", str(at(100)))
+    t.table.reload()
+    instant = t.table.timeline.instants[-1].requested_time
+    assert f"scheduled compaction {instant}" in scheduled
+    assert f"compaction {instant} completed" in verbose("compaction", "run", t.path, "--engine", "local")
+    rolled = verbose("rollback", t.path, instant, "--completed-compaction", "--execute")
+    assert f"of completed compaction {instant} completed" in rolled
