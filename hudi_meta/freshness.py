@@ -1,4 +1,4 @@
-"""Freshness of the read-optimized view (design.md sections 5 and 8), as pure functions over index data.
+"""Freshness of the read-optimized view (docs/event-time.md section 6), as pure functions over index data.
 
 `threshold` is T of the last completed event-time compaction (as its commit published it: the executor lowers
 it when a base file cannot hold everything before T). `watermark` = min(T, the smallest min event time over

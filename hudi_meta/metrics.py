@@ -1,6 +1,6 @@
-"""The metrics of design.md section 8 for one table, in the Prometheus text format (prometheus-client), from the
-store alone (`store_metric_values`: `hudi-meta metrics` after indexing, the web UI's `/metrics` on what the store
-holds now).
+"""The metrics of docs/catalog-and-freshness.md section 2 for one table, in the Prometheus text format
+(prometheus-client), from the store alone (`store_metric_values`: `hudi-meta metrics` after indexing, the web UI's
+`/metrics` on what the store holds now).
 
 Names carry the `hudi_meta_` prefix and a `table` label. The proposal's four come first (min event time over
 the log files not yet in a base file, slices with leftover log files, leftover log files, their bytes), then

@@ -1,4 +1,4 @@
-"""Freshness (design.md sections 5 and 8) against a small model of slices: the rule under test is the promise
+"""Freshness (docs/event-time.md section 6) against a small model of slices: the rule under test is the promise
 itself, "every committed record with an event time below the watermark is in the read-optimized view"."""
 
 from __future__ import annotations

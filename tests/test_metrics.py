@@ -1,5 +1,5 @@
-"""Metrics (design.md section 8): pure values from a freshness and the last runs, rendered in the Prometheus
-text format and read back with prometheus-client's own parser; then `hudi-meta metrics` on a compacted table
+"""Metrics (docs/catalog-and-freshness.md section 2): pure values from a freshness and the last runs, rendered in the
+Prometheus text format and read back with prometheus-client's own parser; then `hudi-meta metrics` on a compacted table
 after a failed sync, with values worked out by hand."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The web UI (design.md section 9), importable as `hudi_meta.web`: `create_app(config)` builds the Flask app.
+"""The web UI (docs/service-and-ui.md section 2), importable as `hudi_meta.web`: `create_app(config)` builds the Flask
+app.
 
 One blueprint per area: `tables` (overview, table page with timeline and event-time chart, file groups, late
 data), `plans`, `lineage`, `api` (the same data as JSON under `/api/v1/`), `metrics` (Prometheus text),

@@ -1,5 +1,5 @@
-"""`/metrics`: every registered table's metrics (design.md section 8) in the Prometheus text format, from
-the store (the same values `hudi-meta metrics TABLE` prints for one table after indexing it)."""
+"""`/metrics`: every registered table's metrics (docs/catalog-and-freshness.md section 2) in the Prometheus text format,
+from the store (the same values `hudi-meta metrics TABLE` prints for one table after indexing it)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 functions over both; the only other IO is comparing copies with their targets, reading the block headers of
 version-6 log files that no write stat names (`orphans` leaves those undecided), and the age of orphans.
 
-What it finds (design section 6), one `Finding` per file:
+What it finds (docs/table-services.md section 4), one `Finding` per file:
 
 - `dangling-link`: a symlink whose target is gone (a cleaner that does not know links deleted it);
 - `link-to-link`: a symlink whose target is itself a symlink (links always point at the physical file);

@@ -1,4 +1,4 @@
-"""`freshness TABLE`: what the read-optimized view guarantees now (design.md sections 5 and 8), from the index.
+"""`freshness TABLE`: what the read-optimized view guarantees now (docs/event-time.md section 6), from the index.
 
 The table is indexed first, so the answer is as of the files now. Times print as ISO-8601 UTC; `--json` gives
 one object with epoch milliseconds.

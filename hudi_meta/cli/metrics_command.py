@@ -1,5 +1,5 @@
-"""`metrics TABLE`: the table's metrics (design.md section 8) in the Prometheus text format, from the index
-(indexed first); the web UI serves the same over HTTP for every registered table."""
+"""`metrics TABLE`: the table's metrics (docs/catalog-and-freshness.md section 2) in the Prometheus text format, from
+the index (indexed first); the web UI serves the same over HTTP for every registered table."""
 
 from __future__ import annotations
 

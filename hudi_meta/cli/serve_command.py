@@ -1,5 +1,5 @@
-"""`serve`: the web UI (design.md section 9) on waitress, a production WSGI server, over the metadata store;
-with `--config FILE` (or $HUDI_META_CONFIG) also the service loop over the configured tables (section 10).
+"""`serve`: the web UI (docs/service-and-ui.md section 2) on waitress, a production WSGI server, over the metadata
+store; with `--config FILE` (or $HUDI_META_CONFIG) also the service loop over the configured tables (section 10).
 
 Actions need `HUDI_META_UI_TOKEN` or the config's `[ui] token` (without one the UI is read-only); "sync now"
 needs a catalog (`--sync-mode` and `--sync-uri`, or the config's `[catalog]`). The address is checked before

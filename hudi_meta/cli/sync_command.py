@@ -1,4 +1,5 @@
-"""`sync TABLE --mode hms|hiveserver2 --uri URI`: publish the RO freshness into a catalog (design.md section 7).
+"""`sync TABLE --mode hms|hiveserver2 --uri URI`: publish the RO freshness into a catalog (docs/catalog-and-freshness.md
+section 3).
 
 The table is indexed first and its freshness computed from the store (as `freshness` does); then `<name>_ro` and
 `<name>_rt` are registered if missing, given the partitions they lack, and our properties where they changed.

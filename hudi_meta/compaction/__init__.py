@@ -1,2 +1,2 @@
-"""Compaction: scheduling from the index (planning is pure, in `hudi_meta.planning`), execution per
+"""Compaction: scheduling from the index (planning is pure: `strategies`, `layout`, `plan`), execution per
 operation (engines distribute operations), and the commit."""

@@ -6,18 +6,18 @@ the new base file. Readers merge a base record and a log record by one rule (`re
 records by another (`log_replaces`); under ordering-based rules (Java 0.x payloads, 1.x event-time ordering)
 the two differ, so the merge of a key is not associative: putting the merge `W` of base + L1..Lk in the base
 file can change what the rest of the slice merges to (an update with a lower ordering value, a delete followed
-by a re-insert). The compaction must leave the snapshot as it was (design.md sections 4 and 5).
+by a re-insert). The compaction must leave the snapshot as it was (docs/event-time.md sections 4 and 8).
 
 Per key the new layout is a base record plus at most one carry record, ordered before the rest:
 
-- `A`: the merge winner among the versions at or before T (exact mode's base record, design.md section 5);
+- `A`: the merge winner among the versions at or before T (exact mode's base record, docs/event-time.md section 4);
 - `W`: the merge winner of base + L1..Lk (a plain compaction's base record);
 - `R`: the log-only merge winner of L1..Lk (carrying it reproduces the old log order exactly);
 - `B`: the old base record (with `R` carried, the key reads exactly as before: the last resort).
 
 Candidates are tried in the mode's order and the first that merges with the rest to the key's current
 snapshot version wins: exact mode prefers (A, nothing), then (A, carry W), non-exact mode (W, nothing). So a
-version is carried only where the base record alone would change the snapshot (design.md section 5: W goes to
+version is carried only where the base record alone would change the snapshot (docs/event-time.md section 4: W goes to
 the carry log where it differs from A): a carry log never repeats what its base file holds, and a second
 compaction at the same T finds nothing at or before T left to merge. A key whose base record
 is not `A` is not exact; a key whose base record is `B` while L1..Lk hold a version at or before T caps the

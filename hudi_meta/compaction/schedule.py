@@ -243,7 +243,8 @@ def _threshold(request: ScheduleRequest, table: HudiTable, now_ms: int) -> int |
 
 def refuse_moving_back(conn: Connection, table_id: int, threshold: int) -> None:
     """An exact compaction makes RO the table as of T: below the watermark RO holds now, that would take versions
-    between T and the watermark out of RO. Refused: the promise RO keeps only moves forward (issue 25)."""
+    between T and the watermark out of RO. Refused: the promise RO keeps only moves forward
+    (docs/event-time.md section 7)."""
     now = freshness(completed_compactions(conn, table_id), pending_blocks(conn, table_id), 0)
     if now.watermark_ms is not None and threshold < now.watermark_ms:
         raise HudiMetaError(

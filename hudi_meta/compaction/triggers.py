@@ -2,7 +2,7 @@
 
 `NUM_COMMITS` and `TIME_ELAPSED` are Hudi's own trigger strategies (`hoodie.compact.inline.trigger.strategy`,
 with the defaults of `hoodie.compact.inline.max.delta.commits` and `...max.delta.seconds`); `EVENT_TIME` is
-ours (design section 5). The scheduler gathers the facts from the timeline and asks `decide`; a refusal is
+ours (docs/event-time.md section 3). The scheduler gathers the facts from the timeline and asks `decide`; a refusal is
 an answer with a reason, not an error.
 """
 

@@ -1,7 +1,7 @@
 """A real Hive metastore (Hive 2.3 on embedded Derby) and Spark's HiveServer2, started from the jars pyspark
 ships, each in its own directory on a free loopback port: for the tests, the sync benchmark and the quickstart.
 
-They are the servers users sync to, not fakes (`../shared/docs/environment.md` says how they start).
+They are the servers users sync to, not fakes (docs/testing.md says how the tests use them).
 """
 
 from __future__ import annotations

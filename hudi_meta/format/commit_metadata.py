@@ -33,7 +33,7 @@ def _snake(name: str) -> str:
 class WriteStat:
     """HoodieWriteStat plus the HoodieDeltaWriteStat fields (log version, offset, files): what one write did to
     one file group. The indexer takes `min_event_time` (epoch ms, as Java converts it) as the second source of a
-    log file's min event time, after the block header (design section 5)."""
+    log file's min event time, after the block header (docs/event-time.md section 2)."""
 
     file_id: str = ""
     path: str = ""
@@ -90,7 +90,8 @@ _WRITE_STAT_FIELDS = frozenset(f.name for f in fields(WriteStat))
 class CommitMetadata:
     """The completed-instant metadata of a commit, deltacommit, compaction or replacecommit: the write stats per
     partition, plus `extra_metadata`, where Hudi keeps the writer schema and we keep a compaction's link
-    operations and event-time threshold (design section 4). Java Hudi and hudi-rs read what `to_json` writes."""
+    operations and event-time threshold (docs/event-time.md section 8). Java Hudi and hudi-rs read what `to_json`
+    writes."""
 
     partition_to_write_stats: dict[str, list[WriteStat]] = field(default_factory=dict)
     compacted: bool = False

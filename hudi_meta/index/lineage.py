@@ -1,6 +1,6 @@
 """Link lineage: which log file each link shows, the earlier link it was kept through, and its state.
 
-A link is a log file made visible in a newer slice (design section 4). The index keeps the whole chain: the
+A link is a log file made visible in a newer slice (docs/event-time.md section 8). The index keeps the whole chain: the
 `target` of a link is always the physical file, `via` the link that the compaction kept (the file of the
 slice before, when that file was itself a link). Plans record the physical file as the target (symlink
 mode) or the kept file itself (copy mode, where a kept copy is not a symlink): `resolve_links` turns either

@@ -1,4 +1,4 @@
-"""The service loop (design.md section 10): round after round, for each configured table this process holds
+"""The service loop (docs/service-and-ui.md section 1): round after round, for each configured table this process holds
 the lease of, in order: index; finish pending compactions (oldest first); ask the trigger and schedule an
 event-time compaction (T = now - data latency), then run it; clean; sync. Every step is a record in the store.
 

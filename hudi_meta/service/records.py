@@ -26,7 +26,7 @@ STEPS = ("index", "compaction", "schedule", "clean", "sync")
 
 
 class StepStatus(StrEnum):
-    """A step's status while it runs, then how it ended (design.md section 10)."""
+    """A step's status while it runs, then how it ended (docs/service-and-ui.md section 1)."""
 
     IDLE = "idle"  # done; the table waits for the next round
     PLANNING = "planning"  # indexing, asking the trigger, planning

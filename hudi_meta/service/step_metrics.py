@@ -1,4 +1,4 @@
-"""A table's metrics with the service's own: design.md section 8's (from the store, `hudi_meta.metrics`)
+"""A table's metrics with the service's own: docs/catalog-and-freshness.md's (from the store, `hudi_meta.metrics`)
 and, per service step (index, compaction, schedule, clean, sync), whether its last run succeeded, how long it
 took and when it ended, and whether the table's newest step failed. `hudi-meta metrics` and the UI's `/metrics`
 both serve this."""

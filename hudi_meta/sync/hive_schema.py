@@ -1,4 +1,4 @@
-"""How Hudi's HiveSyncTool registers a Merge-On-Read table (hudi-format.md section 7), as pure functions: the
+"""How Hudi's HiveSyncTool registers a Merge-On-Read table (docs/hudi-format.md section 7), as pure functions: the
 `<name>_ro` and `<name>_rt` definitions from the table's schema, partition fields, partitions and base path.
 
 Types follow HiveSchemaUtil with timestamps as `bigint` (HiveSyncTool's default, `support_timestamp=false`);

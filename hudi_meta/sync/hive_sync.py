@@ -1,4 +1,4 @@
-"""Sync a Merge-On-Read table's RO freshness into a catalog (design.md section 7).
+"""Sync a Merge-On-Read table's RO freshness into a catalog (docs/catalog-and-freshness.md section 3).
 
 Each of `<name>_ro` and `<name>_rt` is brought to the wanted state in an order a crash can interrupt anywhere:
 register the table if missing (Hudi's properties, none of ours), add the partitions it lacks, then change our

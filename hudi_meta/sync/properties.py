@@ -1,4 +1,5 @@
-"""The TBLPROPERTIES a sync publishes (design.md section 7), and what must change on a registered table: pure.
+"""The TBLPROPERTIES a sync publishes (docs/catalog-and-freshness.md section 3), and what must change on a registered
+table: pure.
 
 Freshness comes only from completed instants (`hudi_meta.freshness`); a key whose value is unknown now (no
 event-time compaction left after a rollback, a watermark that cannot be known) is removed rather than left

@@ -1,6 +1,6 @@
 """Regression tests for issue 8's compaction defects, on small core-written tables with hand-worked answers.
 
-Expected values follow the rules in design.md section 5 and Java Hudi's merge rules (see `MergeMode`), worked
+Expected values follow the rules in docs/event-time.md and Java Hudi's merge rules (see `MergeMode`), worked
 out by hand in each test; none is computed by the code under test.
 """
 

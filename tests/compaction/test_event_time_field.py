@@ -2,7 +2,7 @@
 blocks by is the one the plan records and the executor judges versions by, whatever hoodie.properties says; a
 compaction with a threshold and no field anywhere is refused in one line.
 
-Expected rows are worked out by hand from the fixture's data (design.md section 5, exact mode: the base file
+Expected rows are worked out by hand from the fixture's data (docs/event-time.md section 4, exact mode: the base file
 holds each key's version as of T, a newer version goes to the carry log).
 """
 

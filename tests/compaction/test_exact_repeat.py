@@ -1,5 +1,5 @@
 """An event-time compaction reaches its threshold (issue 25, defect 2): the carry log holds only versions the
-base file cannot (design.md section 5: W goes to it where W differs from A), so a second schedule at the same T
+base file cannot (docs/event-time.md section 4: W goes to it where W differs from A), so a second schedule at the same T
 with no new data plans nothing, and the watermark is not held below T by versions the base file already has.
 
 Expected values are worked out by hand from the merge rules (tests/compaction/core.py) or stated as the rule.

@@ -1,4 +1,4 @@
-"""A compaction's layout leaves the snapshot as it was (design.md sections 4 and 5), in every mode.
+"""A compaction's layout leaves the snapshot as it was (docs/event-time.md sections 4 and 8), in every mode.
 
 Rule tested: merging the new base file, then the carry log, then the rest of the slice gives the same records
 as merging the old base file, the compacted log files and the rest. The reader (`merge_slice`) is the judge;

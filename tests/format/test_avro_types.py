@@ -51,7 +51,7 @@ INSTANT = "20260101000000000"
 
 
 def fastavro_content(schema: dict[str, Any], records: list[Any]) -> tuple[bytes, list[bytes]]:
-    """Avro data block content (hudi-format.md 1.5) with each datum written by fastavro itself."""
+    """Avro data block content (docs/hudi-format.md section 1) with each datum written by fastavro itself."""
     parsed = fastavro.parse_schema(schema)
     datums = []
     for record in records:

@@ -1,5 +1,5 @@
 """Freshness from the index (issue 11 part 1), on a table whose event times are chosen so that every figure is
-known by hand from design.md sections 5 and 8: threshold = the T the newest completed event-time compaction
+known by hand from docs/event-time.md section 6: threshold = the T the newest completed event-time compaction
 published; watermark = min(T, smallest min event time of committed data blocks not in a base file); late data =
 such blocks committed after that compaction with a min event time below T; a rolled-back compaction takes its
 threshold with it. The promise itself is checked against RO as read: every key whose current version has an

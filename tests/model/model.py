@@ -1,5 +1,5 @@
 """A plain-Python model of a bucketed v6 MOR table: every committed write, per file group, and what each
-query must return, computed from the rules alone (design.md section 5 and Java Hudi 0.x's merge rules).
+query must return, computed from the rules alone (docs/event-time.md and Java Hudi 0.x's merge rules).
 
 Merge rules (Java 0.x, `HoodieMergedLogRecordScanner` + the payload classes), worked out from Java's sources:
 - log vs log (preCombine and the log scanner): the larger ordering value wins, ties to the later record; a

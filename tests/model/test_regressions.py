@@ -1,6 +1,6 @@
 """Sequences the model test found failing, shrunk to plain tests (each may fail until its defect is fixed).
 
-Expected values are worked out by hand from Java Hudi 0.x's merge rules and design.md section 5, and the
+Expected values are worked out by hand from Java Hudi 0.x's merge rules and docs/event-time.md, and the
 whole table is also compared with the model (`ModelTable.check_reads`).
 """
 
@@ -242,7 +242,7 @@ def test_writes_into_the_slices_at_every_layout_stop_the_run_and_a_rerun_commits
 
 
 def test_a_delete_only_write_into_a_pending_slice_leaves_the_table_readable_after_a_clean(tmp_path: Path) -> None:
-    """Found by the model test (seed 7101). Rule (hudi-format.md, Java's append handle): a log block written
+    """Found by the model test (seed 7101). Rule (docs/hudi-format.md, Java's append handle): a log block written
     into a pending compaction's slice has no base file yet, and every commit records the table's schema.
     The write stat of a delete-only write into slice C named the previous slice's base file, and its commit
     had no schema, so hudi-rs opened that base file for the schema. Once C completed and a clean deleted the

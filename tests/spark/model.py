@@ -51,8 +51,8 @@ class Model:
         return sorted(self.records.values(), key=lambda r: r["event_id"])
 
     def as_of_event_time(self, threshold_ms: int) -> list[dict[str, Any]]:
-        """The table as of event time T (design.md section 5, exact mode): per key, the winner among the versions
-        with ts <= T; a delete (natural order) counts at its instant time."""
+        """The table as of event time T (docs/event-time.md section 4, exact mode): per key, the winner among the
+        versions with ts <= T; a delete (natural order) counts at its instant time."""
         state: dict[str, dict[str, Any]] = {}
         for instant, rows, deleted in self.writes:
             if rows is None:

@@ -1,5 +1,6 @@
 """HiveSyncTool's registration as pure functions. Expected values are written from HiveSchemaUtil's type
-mapping (timestamps as bigint, its default) and SparkDataSourceTableUtils' properties (hudi-format.md 7.2)."""
+mapping (timestamps as bigint, its default) and SparkDataSourceTableUtils' properties (docs/hudi-format.md section
+7)."""
 
 from __future__ import annotations
 

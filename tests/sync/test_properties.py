@@ -1,5 +1,5 @@
-"""The published properties (design.md section 7) and the merge: only our keys change, unknown values are
-removed rather than left stating an old freshness, nothing changes when nothing changed."""
+"""The published properties (docs/catalog-and-freshness.md section 3) and the merge: only our keys change, unknown
+values are removed rather than left stating an old freshness, nothing changes when nothing changed."""
 
 from __future__ import annotations
 

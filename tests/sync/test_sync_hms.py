@@ -1,5 +1,5 @@
-"""`sync --mode hms` against a real Hive 2.3 metastore (design.md section 7). What the tables hold is read back
-through the metastore's raw Thrift API, a Hive-enabled Spark of its own and PyHive through HiveServer2; the
+"""`sync --mode hms` against a real Hive 2.3 metastore (docs/catalog-and-freshness.md section 3). What the tables hold
+is read back through the metastore's raw Thrift API, a Hive-enabled Spark of its own and PyHive through HiveServer2; the
 expected values come from the catalog contract and hand-worked freshness, not from the sync's own report."""
 
 from __future__ import annotations
