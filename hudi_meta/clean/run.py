@@ -80,12 +80,7 @@ _crash_point = _crash.reach
 def check_cleanable(table: HudiTable) -> None:
     """Refuse tables this cleaner cannot clean safely, with the setting to change."""
     cfg = table.config
-    if cfg.metadata_partitions:
-        raise UnsupportedTableError(
-            f"{table.base_path} has the Hudi metadata table enabled (hoodie.table.metadata.partitions="
-            f"{','.join(cfg.metadata_partitions)}): a clean must update it too; disable it "
-            "(hoodie.metadata.enable=false) to clean with hudi-meta"
-        )
+    cfg.refuse_metadata_table(table.base_path, "clean")
     if cfg.version != 6 or cfg.timeline_layout != 1:
         raise UnsupportedTableError(
             f"{table.base_path}: clean writes table version 6 timelines (this table is version {cfg.version})"

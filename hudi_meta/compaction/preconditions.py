@@ -9,11 +9,7 @@ from hudi_meta.table.table import HudiTable
 def check_compactable(table: HudiTable) -> None:
     """Refuse tables we cannot compact, with the setting to change."""
     cfg = table.config
-    if cfg.metadata_partitions:
-        raise UnsupportedTableError(
-            f"{table.base_path} has the Hudi metadata table enabled (hoodie.table.metadata.partitions="
-            f"{','.join(cfg.metadata_partitions)}); disable it (hoodie.metadata.enable=false) to compact with hudi-meta"
-        )
+    cfg.refuse_metadata_table(table.base_path, "compact")
     if not cfg.is_mor or cfg.version != 6:
         raise UnsupportedTableError(
             f"{table.base_path}: compaction needs a MERGE_ON_READ table version 6 "

@@ -112,14 +112,7 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
             partition_path=req.partition_path, success_delete_files=(*meta.success_delete_files, *paths)
         )
     info = rollback_plan.instant_to_rollback or InstantInfo(target, Action.COMPACTION)
-    metadata = RollbackMetadata(
-        start_rollback_time=rollback_time,
-        time_taken_in_millis=int((time.monotonic() - started) * 1000),
-        total_files_deleted=sum(len(p.success_delete_files) for p in per_partition.values()),
-        commits_rollback=(target,),
-        partition_metadata=per_partition,
-        instants_rollback=(info,),
-    )
+    metadata = RollbackMetadata.of_one(rollback_time, int((time.monotonic() - started) * 1000), info, per_partition)
     writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
     log.info(
         "rollback %s of %s compaction %s completed: %d files deleted (%s)",

@@ -510,6 +510,20 @@ class RollbackMetadata(_ContainerFile):
     version: int = 1
     instants_rollback: tuple[InstantInfo, ...] = ()
 
+    @classmethod
+    def of_one(
+        cls, rollback_time: str, taken_ms: int, target: InstantInfo, per_partition: dict[str, RollbackPartitionMetadata]
+    ) -> Self:
+        """The metadata of a rollback of one instant, its totals counted from the partitions."""
+        return cls(
+            start_rollback_time=rollback_time,
+            time_taken_in_millis=taken_ms,
+            total_files_deleted=sum(len(p.success_delete_files) for p in per_partition.values()),
+            commits_rollback=(target.commit_time,),
+            partition_metadata=per_partition,
+            instants_rollback=(target,),
+        )
+
     def to_avro(self) -> dict[str, Any]:
         return {
             "startRollbackTime": self.start_rollback_time,

@@ -223,8 +223,18 @@ class TableConfig:
 
     @property
     def metadata_partitions(self) -> tuple[str, ...]:
-        """Partitions of the Hudi metadata table; non-empty means it is enabled, which compaction refuses."""
+        """Partitions of the Hudi metadata table; non-empty means it is enabled."""
         return _split(self.props.get("hoodie.table.metadata.partitions"))
+
+    def refuse_metadata_table(self, base_path: str, verb: str) -> None:
+        """Refuse to change a table whose metadata table is enabled: hudi-meta does not update it yet, and readers
+        that list files through it (Java, hudi-rs) would not see the change. `verb`: "compact", "clean", ..."""
+        if self.metadata_partitions:
+            raise UnsupportedTableError(
+                f"{base_path} has the Hudi metadata table enabled (hoodie.table.metadata.partitions="
+                f"{','.join(self.metadata_partitions)}): hudi-meta does not keep it up to date yet; disable it "
+                f"(hoodie.metadata.enable=false) to {verb} with hudi-meta"
+            )
 
     @property
     def event_time_field(self) -> str | None:

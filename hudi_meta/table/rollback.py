@@ -66,10 +66,11 @@ def rollback_failed_write(
 
     Refused while its writer's heartbeat is live, unless `force` (an operator who knows the writer is gone).
     """
+    table.config.refuse_metadata_table(table.base_path, "roll back writes")
     tl = table.timeline
     instant = tl.instant(target)
     if instant is None or instant.is_completed or instant.action not in (Action.DELTA_COMMIT, Action.COMMIT):
-        raise ValueError(f"{target} is not a pending deltacommit or commit")
+        raise HudiMetaError(f"{target} is not a pending deltacommit or commit")
     markers = list_markers(table.storage, table.meta_path, target)
     existing = next(
         (i for i in tl.pending() if i.action == Action.ROLLBACK and _targets(table, i.requested_time) == target),
@@ -119,14 +120,8 @@ def rollback_failed_write(
                 rollback_log_files={**meta.rollback_log_files, m.path: table.storage.size(path)},
             )
         per_partition[m.partition] = meta
-    metadata = RollbackMetadata(
-        start_rollback_time=rollback_time,
-        time_taken_in_millis=int((time.monotonic() - started) * 1000),
-        total_files_deleted=sum(len(p.success_delete_files) for p in per_partition.values()),
-        commits_rollback=(target,),
-        partition_metadata=per_partition,
-        instants_rollback=(InstantInfo(target, instant.action),),
-    )
+    taken_ms = int((time.monotonic() - started) * 1000)
+    metadata = RollbackMetadata.of_one(rollback_time, taken_ms, InstantInfo(target, instant.action), per_partition)
     writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
     writer.delete_pending(instant.action, target)
     delete_markers(table.storage, table.meta_path, target)

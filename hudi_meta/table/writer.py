@@ -382,6 +382,7 @@ class WriteClient:
     def __post_init__(self) -> None:
         if self.table.config.version != 6:
             raise UnsupportedTableError("hudi-meta writes table version 6 only")
+        self.table.config.refuse_metadata_table(self.table.base_path, "write")
         self.timeline = TimelineWriter(self.table.storage, self.table.timeline_path)
         self._chosen_instant = not self.instant
         if not self.instant:

@@ -9,11 +9,12 @@ import pytest
 from hudi import HudiReadOptions
 from hudi import HudiTable as RsTable
 
-from hudi_meta.errors import BadValueError, InstantExistsError
+from hudi_meta.errors import BadValueError, InstantExistsError, UnsupportedTableError
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.table.heartbeat import INTERVAL_KEY, MISSES_KEY
+from hudi_meta.table.rollback import rollback_failed_write
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table, write_new_file_group
 
@@ -84,6 +85,21 @@ def test_a_bucket_count_no_table_holds_is_refused_before_anything_is_written(tmp
     with pytest.raises(BadValueError, match="buckets must be from 1 to 100000000"):
         create_table(str(tmp_path / "t"), "t", ["id"], "ts", buckets=buckets)
     assert not (tmp_path / "t").exists()
+
+
+def test_a_table_with_the_metadata_table_on_is_not_written(tmp_path: Path) -> None:
+    """Rule: readers that list files through the metadata table (Java, hudi-rs) would miss a write that does not
+    update it, and hudi-meta does not update it yet: writes and rollbacks of writes are refused before anything is
+    written, naming the setting (hoodie.metadata.enable=false)."""
+    table = create_table(
+        str(tmp_path / "t"), "t", ["id"], "ts", extra_props={"hoodie.table.metadata.partitions": "files"}
+    )
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(UnsupportedTableError, match=r"partitions=files\): .*hoodie\.metadata\.enable=false\) to write"):
+        WriteClient(table)
+    with pytest.raises(UnsupportedTableError, match="to roll back writes"):
+        rollback_failed_write(table, "20260101000000000", dry_run=False)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
 @pytest.mark.parametrize("query", ["snapshot", "ro"])
