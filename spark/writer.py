@@ -29,8 +29,8 @@ from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import WriteStat
 from hudi_meta.table import bucket_index
+from hudi_meta.table.failed_writes import rollback_failed_writes
 from hudi_meta.table.instant import Instant
-from hudi_meta.table.rollback import rollback_failed_writes
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import (

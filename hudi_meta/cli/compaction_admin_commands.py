@@ -28,9 +28,9 @@ from hudi_meta.index.db import resolve_db_url
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.index.store import open_store
+from hudi_meta.table.failed_writes import pending_rollback_of, rollback_failed_write
 from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action
-from hudi_meta.table.rollback import pending_rollback_of, rollback_failed_write
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_time_ms
 

@@ -37,9 +37,9 @@ from hudi_meta.format.table_service_metadata import (
     RollbackPlan,
     RollbackRequest,
 )
+from hudi_meta.table.failed_writes import RollbackReport, pending_rollback_of
 from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action, Instant, State
-from hudi_meta.table.rollback import RollbackReport, pending_rollback_of
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 

@@ -58,12 +58,12 @@ from hudi_meta.table import bucket_index
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
 from hudi_meta.table.conflicts import write_conflicts
 from hudi_meta.table.event_time import min_max_epoch_ms
+from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.heartbeat import Heartbeat, HeartbeatConfig
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
 from hudi_meta.table.record_keys import drop_soft_deleted, record_key_array
-from hudi_meta.table.rollback import rollback_failed_write
 from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 from hudi_meta.table.write_targets import FileGroupTarget, target_for

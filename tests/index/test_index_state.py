@@ -29,7 +29,7 @@ from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import block_rows, link_rows, plan_rows, slice_rows, timeline_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.table.event_time import to_epoch_ms
-from hudi_meta.table.rollback import rollback_failed_write
+from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, create_table
 

@@ -47,9 +47,9 @@ from hudi_meta.index.migrate import upgrade
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
+from hudi_meta.table.failed_writes import rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.instant import WRITE_ACTIONS
 from hudi_meta.table.markers import APPEND, create_marker
-from hudi_meta.table.rollback import rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table

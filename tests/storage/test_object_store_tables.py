@@ -259,7 +259,7 @@ def test_a_failed_write_is_rolled_back(place: Place, local_disk: tuple[Path, Pat
     """A write that died before its commit is rolled back: on an object store its log files (written whole, only
     its blocks) are deleted; on local disk they get a rollback command block, as Java writes it. Either way the
     table reads as before, and the next write goes on."""
-    from hudi_meta.table.rollback import rollback_failed_write
+    from hudi_meta.table.failed_writes import rollback_failed_write
 
     model = build(place)
     table = HudiTable.open(place.uri, place.options)

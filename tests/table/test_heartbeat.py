@@ -23,6 +23,7 @@ import pytest
 
 from hudi_meta.errors import HudiMetaError, LiveWriterError
 from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.table.failed_writes import rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.heartbeat import (
     HEARTBEAT_DIR,
     HeartbeatConfig,
@@ -30,7 +31,6 @@ from hudi_meta.table.heartbeat import (
     read_heartbeat,
 )
 from hudi_meta.table.instant import Action
-from hudi_meta.table.rollback import rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
 from hudi_meta.table.writer import WriteClient

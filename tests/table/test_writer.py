@@ -13,8 +13,8 @@ from hudi_meta.errors import BadValueError, InstantExistsError, UnsupportedTable
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.heartbeat import INTERVAL_KEY, MISSES_KEY
-from hudi_meta.table.rollback import rollback_failed_write
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table, write_new_file_group
 
