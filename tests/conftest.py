@@ -146,3 +146,11 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     engine = make_engine(url)
     yield engine
     engine.dispose()
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """The model test's seed in pytest's header (here, not in tests/model/, so that a whole run shows it too):
+    any failing run can be replayed with HUDI_META_MODEL_SEED."""
+    from tests.model.test_model import EXAMPLES, SEED
+
+    return f"hudi-meta model test: HUDI_META_MODEL_SEED={SEED} HUDI_META_MODEL_EXAMPLES={EXAMPLES}"

@@ -7,8 +7,8 @@ C++ destructor terminates the process (core dump: `PyBuffer::~PyBuffer` -> `PyGI
 Many reads run as subprocesses, several at once, beside busy processes that load every core. Before the fix
 2 to 10 reads in 100 aborted here (9 of 84, 5 of 80 measured), so the default run catches it only sometimes:
 the test below it is the deterministic half. HUDI_META_READ_STRESS sets how many reads (default 40, under a
-minute in CI); the run stops starting reads after HUDI_META_READ_STRESS_SECONDS (default 120: a loaded
-machine reads slower)."""
+minute in CI); after HUDI_META_READ_STRESS_SECONDS (default 120: a loaded machine reads slower) the run stops
+starting reads once it has made MIN_READS (fewer would say little): the time bounds the run, it is never asserted."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from tests.cli.helpers import TRIPS
 READS = int(os.environ.get("HUDI_META_READ_STRESS", "40"))
 SECONDS = float(os.environ.get("HUDI_META_READ_STRESS_SECONDS", "120"))
 PARALLEL = 4
-MIN_READS = 12  # fewer would say little: stop the run with a failure instead
+MIN_READS = 12  # reads made whatever the time: fewer would say little
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def stress(command: list[str]) -> None:
         stdout, stderr = proc.communicate(timeout=300)
         results.append((proc.returncode, stderr, len(stdout.splitlines())))
 
-    while started < READS and time.monotonic() < deadline:
+    while started < READS and (started < MIN_READS or time.monotonic() < deadline):
         while len(running) >= PARALLEL:
             reap(running.pop(0))
         running.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
@@ -70,7 +70,6 @@ def stress(command: list[str]) -> None:
     failed = [(code, err.strip()) for code, err, _ in results if code != 0 or err]
     assert not failed, f"{len(failed)} of {len(results)} reads failed: {failed[:3]}"
     assert {rows for _, _, rows in results} == {5}  # every read printed the whole snapshot
-    assert len(results) >= MIN_READS, f"only {len(results)} reads in {SECONDS:.0f} s"
 
 
 @pytest.mark.slow

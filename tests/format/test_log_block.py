@@ -2,7 +2,7 @@
 
 Every block type the `log_writer` helpers produce is appended to a real file (LocalStorage) in random
 sequences and read back with `read_blocks`; framing facts are checked against the raw bytes (§1.2 of
-`docs/hudi-facts.md`).
+`docs/hudi-format.md` section 1).
 """
 
 from __future__ import annotations

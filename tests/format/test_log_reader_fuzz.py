@@ -8,7 +8,7 @@ magic (or the end of the file) are untouched, and decode byte-identical blocks t
 Decoding any other non-corrupt block may fail, but only with `BlockDecodeError`, which a reader's decode turns
 into an `UndecodableBlockError` naming the file and offset (Java fails on such content too: it is never skipped).
 
-Expected results follow Java's `HoodieLogFileReader` (see `docs/hudi-facts.md`, log files) everywhere,
+Expected results follow Java's `HoodieLogFileReader` (see `docs/hudi-format.md` section 1) everywhere,
 with no exceptions: fewer than 6 bytes after a block are the end of the file (the block is kept and those
 bytes form one CORRUPT block), and a non-empty footer makes a block corrupt whatever its size. Regression
 tests at the end pin the divergences the modules used to have.

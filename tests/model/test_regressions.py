@@ -1,4 +1,4 @@
-"""Sequences the model test found failing, shrunk to plain tests (each may fail until its defect is fixed).
+"""Sequences the model test found failing, shrunk to plain tests: each keeps its defect fixed.
 
 Expected values are worked out by hand from Java Hudi 0.x's merge rules and docs/event-time.md, and the
 whole table is also compared with the model (`ModelTable.check_reads`).

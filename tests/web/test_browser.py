@@ -66,7 +66,7 @@ def start_server(store_url: str, env: dict[str, str], *args: str) -> tuple[str, 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not shutil.which(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run installs it)")
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/setup installs it)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
