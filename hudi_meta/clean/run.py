@@ -208,12 +208,13 @@ def groups_from_files(table: HudiTable) -> list[CleanGroup]:
 # ---------------------------------------------------------------- instants
 
 
-def cleaner_plan(base_path: str, result: CleanPlanResult) -> CleanerPlan:
-    """The `HoodieCleanerPlan` of a planned clean of the table at `base_path`, as Java's `CleanPlanActionExecutor`
-    builds it (absolute paths)."""
+def cleaner_plan(base_uri: str, result: CleanPlanResult) -> CleanerPlan:
+    """The `HoodieCleanerPlan` of a planned clean of the table at `base_uri`, as Java's `CleanPlanActionExecutor`
+    builds it: full paths, with the store's scheme (`s3://...`), so that Java finishing a clean we planned deletes
+    the same files."""
     per_partition: dict[str, list[CleanFileInfo]] = defaultdict(list)
     for action in result.deletions:  # links first: executors that follow the plan's order keep targets last
-        per_partition[action.partition].append(CleanFileInfo(posixpath.join(base_path, action.path)))
+        per_partition[action.partition].append(CleanFileInfo(posixpath.join(base_uri, action.path)))
     earliest = result.earliest_commit_to_retain
     return CleanerPlan(
         earliest_instant_to_retain=None
@@ -462,7 +463,7 @@ def run_clean(
             outcome.note = "nothing to clean"
             return outcome
         instant = new_instant_time(i.requested_time for i in table.timeline.instants)
-        plan = cleaner_plan(table.base_path, result)
+        plan = cleaner_plan(table.uri, result)
         TimelineWriter(table.storage, table.timeline_path).request(Action.CLEAN, instant, plan.to_bytes())
         log.info("clean %s requested: %d files to delete (%s)", instant, len(result.deletions), table.base_path)
     _crash_point("after-requested")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
@@ -17,17 +16,11 @@ UNKNOWN_WRITE_TOKEN = "1-0-1"
 LOGFILE_BASE_VERSION = 1
 
 
-@functools.lru_cache(maxsize=4096)
-def _token_key(token: str) -> tuple[int, ...]:
-    """Write tokens compare as numbers (`10-0-1` after `9-0-1`); a table has few distinct ones: cached."""
-    return tuple(int(p) for p in token.split("-")) if token else ()
-
-
-def log_sort_key(
-    instant: str, version: int, write_token: str, cdc: bool = False
-) -> tuple[str, int, tuple[int, ...], bool]:
-    """Hudi's log file order from a name's parts (what `LogFileName.sort_key` gives, without parsing a name)."""
-    return (instant, version, _token_key(write_token), cdc)
+def log_sort_key(instant: str, version: int, write_token: str, cdc: bool = False) -> tuple[str, int, str, bool]:
+    """Hudi's log file order from a name's parts (what `LogFileName.sort_key` gives, without parsing a name): instant,
+    version, then the write token as a string (`10-0-1` before `9-0-1`, no token first), then the suffix, as
+    Java's `HoodieLogFile.LogFileComparator` and hudi-rs order them."""
+    return (instant, version, write_token, cdc)
 
 
 def log_file_name(
@@ -79,7 +72,7 @@ class LogFileName:
     def name(self) -> str:
         return log_file_name(self.file_id, self.instant, self.version, self.write_token, self.extension, self.cdc)
 
-    def sort_key(self) -> tuple[str, int, tuple[int, ...], bool]:
+    def sort_key(self) -> tuple[str, int, str, bool]:
         """Hudi's log file order: instant, then version, then write token, then suffix."""
         return log_sort_key(self.instant, self.version, self.write_token, self.cdc)
 

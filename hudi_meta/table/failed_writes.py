@@ -19,7 +19,7 @@ import posixpath
 import time
 from dataclasses import dataclass, field
 
-from hudi_meta.errors import HudiMetaError, LiveWriterError
+from hudi_meta.errors import HudiMetaError, LiveWriterError, UnsupportedTableError
 from hudi_meta.format.log_reader import written_only_by
 from hudi_meta.format.log_writer import append_blocks, rollback_block
 from hudi_meta.format.table_service_metadata import (
@@ -67,6 +67,11 @@ def rollback_failed_write(
     Refused while its writer's heartbeat is live, unless `force` (an operator who knows the writer is gone).
     """
     table.config.refuse_metadata_table(table.base_path, "roll back writes")
+    if table.config.version != 6:
+        raise UnsupportedTableError(
+            f"{table.base_path}: hudi-meta rolls back writes on table version 6 timelines (this table is version "
+            f"{table.config.version})"
+        )
     tl = table.timeline
     instant = tl.instant(target)
     if instant is None or instant.is_completed or instant.action not in (Action.DELTA_COMMIT, Action.COMMIT):

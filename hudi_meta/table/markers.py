@@ -1,10 +1,17 @@
 """Write markers: `.hoodie/.temp/<instant>/<partition>/<file>.marker.<TYPE>`, created before a write
-touches a data file, so a failed write can be rolled back without listing the table."""
+touches a data file, so a failed write can be rolled back without listing the table.
+
+We write direct markers (one empty file each, Java's `DirectWriteMarkers`). Java's default is timeline-server
+markers (`hoodie.write.markers.type=TIMELINE_SERVER_BASED`): the same names, one per line, in files
+`.hoodie/.temp/<instant>/MARKERS<n>` (and `MARKERS.type` naming the kind; `MarkerUtils`). Both are read, so a
+failed Java write is rolled back from its markers too.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import posixpath
+import re
 from dataclasses import dataclass
 
 from hudi_meta.storage.base import Storage
@@ -12,6 +19,8 @@ from hudi_meta.storage.base import Storage
 CREATE = "CREATE"  # a new base file
 APPEND = "APPEND"  # blocks appended to a log file
 _SUFFIX = ".marker."
+_MARKERS_FILE = re.compile(r"MARKERS\d+")  # timeline-server markers; `MARKERS.type` names their kind
+MARKER_TYPE_FILE = "MARKERS.type"
 
 
 @dataclass(frozen=True)
@@ -47,23 +56,37 @@ def delete_marker(storage: Storage, meta_path: str, instant: str, partition: str
 
 
 def list_markers(storage: Storage, meta_path: str, instant: str) -> list[Marker]:
+    """The markers of `instant`, direct and timeline-server ones alike."""
     root = markers_dir(meta_path, instant)
-    found: list[Marker] = []
+    found: set[Marker] = set()
 
     def walk(path: str, partition: str) -> None:
         for info in storage.list_dir(path):
             if info.is_dir:
                 walk(info.path, f"{partition}/{info.name}" if partition else info.name)
+            elif not partition and _MARKERS_FILE.fullmatch(info.name):
+                found.update(_parse(line) for line in storage.read_bytes(info.path).decode().splitlines() if line)
             elif _SUFFIX in info.name:
                 name, _, kind = info.name.rpartition(_SUFFIX)
-                found.append(Marker(partition, name, kind))
+                found.add(Marker(partition, name, kind))
 
     walk(root, "")
     return sorted(found, key=lambda m: (m.partition, m.file_name, m.kind))
+
+
+def _parse(line: str) -> Marker:
+    """`partition/file.marker.TYPE`, relative to the marker folder (a line of a `MARKERS<n>` file)."""
+    path, _, kind = line.strip().rpartition(_SUFFIX)
+    partition, _, name = path.rpartition("/")
+    return Marker(partition, name, kind)
 
 
 def delete_markers(storage: Storage, meta_path: str, instant: str) -> None:
     root = markers_dir(meta_path, instant)
     for m in list_markers(storage, meta_path, instant):
         directory = posixpath.join(root, m.partition) if m.partition else root
-        storage.delete(posixpath.join(directory, f"{m.file_name}{_SUFFIX}{m.kind}"))
+        with contextlib.suppress(FileNotFoundError):  # a timeline-server marker has no file of its own
+            storage.delete(posixpath.join(directory, f"{m.file_name}{_SUFFIX}{m.kind}"))
+    for info in storage.list_dir(root):
+        if not info.is_dir and (_MARKERS_FILE.fullmatch(info.name) or info.name == MARKER_TYPE_FILE):
+            storage.delete(info.path)

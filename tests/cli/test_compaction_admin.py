@@ -4,7 +4,9 @@ the store brought up to date, and bad input as one line on stderr, exit 2, nothi
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,7 @@ from hudi_meta.index.migrate import upgrade
 from tests.cli.helpers import cli, cli_in_process, store_dump, tree
 from tests.compaction.core import CoreTable, at, rows
 from tests.compaction.undo_helpers import pending_with_appends
+from tests.conftest import table_zips
 
 COLUMNS = ["instant", "operation", "source", "target", "done", "error"]
 
@@ -119,6 +122,22 @@ def test_a_failed_write_is_rolled_back_from_the_command_line(store: str, tmp_pat
     assert [r["operation"] for r in json.loads(out.stdout)] == ["append_rollback_block"]
     assert t.table.timeline.instant(failed.instant) is None
     assert sorted(t.read()) == ["a"]
+
+
+def test_a_failed_write_on_a_1x_table_is_refused_with_nothing_written(
+    store: str, tmp_path: Path, fixture_table: Any
+) -> None:
+    """Rule: hudi-meta writes layout-1 (version 6) timelines only, so it must not roll back a write on a version 9
+    table (its rollback instant would carry a 0.x name in a 1.x timeline): one line, exit 2, nothing written."""
+    archive = next(a for a in table_zips() if a.stem == "v9_txns_simple_nometa")  # metadata table off
+    table = Path(shutil.copytree(fixture_table(archive), tmp_path / "v9"))
+    failed = "20991231000000000"
+    (table / ".hoodie" / "timeline" / f"{failed}.deltacommit.requested").write_bytes(b"")  # a writer died here
+    before = tree(table)
+    out = cli_in_process("--db", store, "rollback", str(table), failed, "--force", "--execute")
+    assert out.code == 2, out.stderr
+    assert "rolls back writes on table version 6 timelines (this table is version 9)" in one_line(out.stderr)
+    assert tree(table) == before
 
 
 def test_bad_input_is_one_line_exit_2_and_nothing_written(

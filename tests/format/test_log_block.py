@@ -458,10 +458,6 @@ def test_base_file_name_round_trip(base: BaseFileName) -> None:
     assert LogFileName.try_parse(name) is None
 
 
-def _token_ints(token: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in token.split("-")) if token else ()
-
-
 same_slice_logs = st.builds(
     LogFileName,
     file_id=st.just("abc-0"),
@@ -474,16 +470,18 @@ same_slice_logs = st.builds(
 @given(st.lists(same_slice_logs, max_size=12))
 @settings(max_examples=60, deadline=None)
 def test_log_file_sort_order(logs: list[LogFileName]) -> None:
-    """Hudi orders a slice's logs by instant, then version, then write token compared numerically."""
+    """Hudi orders a slice's logs by instant, then version, then write token compared as a string, no token first
+    (Java's `HoodieLogFile.LogFileComparator`: `Comparator.nullsFirst(Comparator.naturalOrder())` on the token)."""
     ordered = sorted((LogFileName.parse(x.name) for x in logs), key=LogFileName.sort_key)
-    keys = [(x.instant, x.version, _token_ints(x.write_token)) for x in ordered]
+    keys = [(x.instant, x.version, x.write_token) for x in ordered]
     assert keys == sorted(keys)
     assert sorted(x.name for x in ordered) == sorted(x.name for x in logs)
 
 
-def test_write_token_compares_numerically() -> None:
-    a = LogFileName("f-0", "20250101000000000", 1, "1-0-9")
-    b = LogFileName("f-0", "20250101000000000", 1, "1-0-10")
+def test_write_token_compares_as_a_string_as_java_does() -> None:
+    """`1-0-10` sorts before `1-0-9` (String.compareTo), as Java and hudi-rs (`log_file/mod.rs`) sort them."""
+    a = LogFileName("f-0", "20250101000000000", 1, "1-0-10")
+    b = LogFileName("f-0", "20250101000000000", 1, "1-0-9")
     c = LogFileName("f-0", "20250101000000000", 2, "0-0-0")
     d = LogFileName("f-0", "20250101000000001", 1, "0-0-0")
     assert sorted([d, c, b, a], key=LogFileName.sort_key) == [a, b, c, d]

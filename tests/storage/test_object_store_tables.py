@@ -285,3 +285,38 @@ def test_a_failed_write_is_rolled_back(place: Place, local_disk: tuple[Path, Pat
     if place.kind != "memory":
         assert hudi_rs(place, "snapshot") == model | {"e": (700, 5.0)}
     assert_nothing_local(place, local_disk)
+
+
+def test_a_clean_names_full_uris_and_deletes_on_the_store(
+    place: Place, engine: Engine, local_disk: tuple[Path, Path]
+) -> None:
+    """Rule: a clean plan lists full paths with the store's scheme, as Java's `CleanPlanner` writes them, so that a
+    Java cleaner finishing our pending clean deletes the same files; the clean then deletes the old slices there and
+    the table reads as before (ours and hudi-rs)."""
+    from hudi_meta.clean.plan import CleanPolicy, Policy
+    from hudi_meta.clean.run import read_pending_plan, run_clean
+    from hudi_meta.format.table_service_metadata import CleanerPlan
+    from hudi_meta.table.instant import Action, Instant, State
+
+    model = build(place)
+    table = HudiTable.open(place.uri, place.options)
+    result = schedule_compaction(engine, table, ScheduleRequest(threshold_ms=at(1000), mode=LinkMode.COPY))
+    assert result.instant is not None
+    run_compaction(HudiTable.open(place.uri, place.options), result.instant)
+    table = HudiTable.open(place.uri, place.options)
+    policy = CleanPolicy(Policy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1)
+    outcome = run_clean(engine, table, policy, dry_run=False)
+    assert outcome.instant is not None and outcome.deleted > 0
+    table = HudiTable.open(place.uri, place.options)
+    requested = Instant(outcome.instant, Action.CLEAN, State.REQUESTED)
+    plan = CleanerPlan.from_bytes(table.timeline.read_bytes(requested))
+    paths = [i.file_path for infos in plan.file_paths_to_be_deleted_per_partition.values() for i in infos]
+    assert paths and all(p.startswith(table.uri + "/") for p in paths), paths
+    if place.kind != "file":
+        assert all(p.startswith(f"{place.kind}://") for p in paths), paths
+    assert read_pending_plan(table, requested) == plan
+    assert not any(table.storage.exists(f"{table.base_path}/{p.removeprefix(table.uri + '/')}") for p in paths)
+    assert read(place, "snapshot") == model
+    if place.kind != "memory":
+        assert hudi_rs(place, "snapshot") == model
+    assert_nothing_local(place, local_disk)

@@ -27,6 +27,37 @@ def failed_write(table: HudiTable) -> WriteClient:
     return w
 
 
+def as_timeline_server_markers(meta: Path, instant: str) -> None:
+    """Rewrite a write's direct markers as Java's timeline server leaves them (`MarkerUtils`): their names, one per
+    line relative to the marker folder, in `MARKERS<n>` files, and the kind in `MARKERS.type`."""
+    root = meta / ".temp" / instant
+    names = sorted(str(p.relative_to(root)) for p in root.rglob("*.marker.*"))
+    for p in root.rglob("*.marker.*"):
+        p.unlink()
+    (root / "MARKERS0").write_text("\n".join(names[:1]) + "\n")
+    (root / "MARKERS1").write_text("\n".join(names[1:]) + "\n")
+    (root / "MARKERS.type").write_text("TIMELINE_SERVER_BASED")
+
+
+def test_a_java_write_with_timeline_server_markers_is_rolled_back_from_them(tmp_path: Path) -> None:
+    """Rule: Java's default markers live in `MARKERS<n>` files; a failed write marked that way is rolled back as one
+    with direct markers: the same reads as before it (ours and hudi-rs), its base file gone, no marker left."""
+    path = tmp_path / "demo"
+    table = write_demo(path)
+    before = rows(table.read("snapshot"))
+    w = failed_write(table)
+    direct = list_markers(table.storage, table.meta_path, w.instant)
+    as_timeline_server_markers(path / ".hoodie", w.instant)
+    assert list_markers(table.storage, table.meta_path, w.instant) == direct
+    table = HudiTable.open(str(path))
+    report = rollback_failed_write(table, w.instant, dry_run=False)
+    assert sorted(a.operation for a in report.actions) == ["append_rollback_block", "delete"]
+    table = HudiTable.open(str(path))
+    assert rows(table.read("snapshot")) == before == hudi_rs_rows(path, "snapshot")
+    assert not list((path / "region=apac").glob("*.parquet"))
+    assert not [p for p in (path / ".hoodie" / ".temp" / w.instant).rglob("*") if p.is_file()]
+
+
 def test_rollback_restores_reads_and_unblocks_writes(tmp_path: Path) -> None:
     path = tmp_path / "demo"
     table = write_demo(path)
