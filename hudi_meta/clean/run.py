@@ -63,7 +63,7 @@ from hudi_meta.index.states import LinkState
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.times import now_ms as current_ms
 
 log = logging.getLogger(__name__)
@@ -462,7 +462,7 @@ def run_clean(
         if not result.deletions:
             outcome.note = "nothing to clean"
             return outcome
-        instant = new_instant_time(i.requested_time for i in table.timeline.instants)
+        instant = table.new_instant_time()
         plan = cleaner_plan(table.uri, result)
         TimelineWriter(table.storage, table.timeline_path).request(Action.CLEAN, instant, plan.to_bytes())
         log.info("clean %s requested: %d files to delete (%s)", instant, len(result.deletions), table.base_path)

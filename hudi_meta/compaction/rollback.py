@@ -41,7 +41,7 @@ from hudi_meta.table.failed_writes import RollbackReport, pending_rollback_of
 from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.table.timeline import TimelineWriter
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
     if is_completed and plan is not None:
         check_rollback_of_completed(table, plan, target)
     steps = plan_undo(table, plan, target)
-    rollback_time = existing.requested_time if existing else new_instant_time(i.requested_time for i in tl.instants)
+    rollback_time = existing.requested_time if existing else table.new_instant_time()
     if existing is not None:
         rollback_plan = RollbackPlan.from_bytes(tl.requested_bytes(rollback_time, Action.ROLLBACK))
     else:

@@ -41,7 +41,7 @@ from hudi_meta.index.states import PlanState
 from hudi_meta.table.instant import Action
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.times import describe_time_ms, format_time_ms
 from hudi_meta.table.times import now_ms as current_ms
 from hudi_meta.values import ascii_integer
@@ -351,7 +351,7 @@ def _schedule_indexed(
         refuse_pending_writes(table)
         if request.exact and threshold is not None:
             refuse_moving_back(conn, table_id, threshold)
-        instant = new_instant_time(i.requested_time for i in table.timeline.instants)
+        instant = table.new_instant_time()
         strategy = _strategy(request, threshold, props)
         with paused_gc():  # one collector pass after the plan's objects are gone, not many during
             slices = candidate_slices(engine, table_id, instant)

@@ -34,7 +34,7 @@ from hudi_meta.table.heartbeat import HeartbeatConfig, delete_heartbeat, is_expi
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.markers import APPEND, CREATE, Marker, delete_markers, list_markers
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.table.timeline import TimelineWriter
 
 
 @dataclass
@@ -84,7 +84,7 @@ def rollback_failed_write(
     config = heartbeat or HeartbeatConfig.from_props(dict(table.config.props))
     if existing is None and not force and not is_expired(table.storage, table.meta_path, target, config):
         raise LiveWriterError(f"{target} has a live heartbeat: its writer is still running; not rolling it back")
-    rollback_time = existing.requested_time if existing else new_instant_time(i.requested_time for i in tl.instants)
+    rollback_time = existing.requested_time if existing else table.new_instant_time()
     report = RollbackReport(rollback_time, target, dry_run)
     plan = _plan(target, instant.action, markers)
     if dry_run:

@@ -53,7 +53,7 @@ from hudi_meta.table.fs_view import (
 )
 from hudi_meta.table.instant import Action
 from hudi_meta.table.merge import MergeSpec
-from hudi_meta.table.timeline import Timeline
+from hudi_meta.table.timeline import Timeline, new_instant_time
 from hudi_meta.table.times import parse_instant
 
 META_DIR = ".hoodie"
@@ -180,6 +180,10 @@ class HudiTable:
     def timeline(self) -> Timeline:
         """The timeline as of its first use (cached until `reload`)."""
         return Timeline.load(self.storage, self.timeline_path, self.config.timeline_layout)
+
+    def new_instant_time(self) -> str:
+        """A new instant time for this table: in its timeline's zone, after every instant on its timeline."""
+        return new_instant_time((i.requested_time for i in self.timeline.instants), zone=self.config.timeline_timezone)
 
     def reload(self) -> None:
         """Forget the cached timeline, listing and view, so the next call sees what was committed since."""

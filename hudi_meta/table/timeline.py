@@ -142,9 +142,10 @@ class Timeline:
 # ---- writing (layout 1, table version 6) ------------------------------------------------------------
 
 
-def new_instant_time(after: Iterable[str] = (), now: dt.datetime | None = None) -> str:
-    """A 17-digit instant time (UTC) strictly after every time in `after`."""
-    now = now or dt.datetime.now(dt.UTC)
+def new_instant_time(after: Iterable[str] = (), now: dt.datetime | None = None, zone: dt.tzinfo = dt.UTC) -> str:
+    """A 17-digit instant time in the timeline's `zone` (Java's `hoodie.table.timeline.timezone`: UTC, or LOCAL,
+    the writer's own zone) strictly after every time in `after`."""
+    now = now or dt.datetime.now(zone)
     latest = max(after, default="")
     if len(latest) == 17 and format_instant(now) <= latest:
         now = dt.datetime.strptime(latest[:14], "%Y%m%d%H%M%S").replace(

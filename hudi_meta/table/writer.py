@@ -65,7 +65,7 @@ from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
 from hudi_meta.table.record_keys import drop_soft_deleted, record_key_array
 from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
-from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.write_targets import FileGroupTarget, target_for
 
 META_COLUMNS = (
@@ -386,7 +386,7 @@ class WriteClient:
         self.timeline = TimelineWriter(self.table.storage, self.table.timeline_path)
         self._chosen_instant = not self.instant
         if not self.instant:
-            self.instant = new_instant_time(i.requested_time for i in self.table.timeline.instants)
+            self.instant = self.table.new_instant_time()
         if self.heartbeat_config is None:
             self.heartbeat_config = HeartbeatConfig.from_props(dict(self.table.config.props))
         self.heartbeat: Heartbeat | None = None
@@ -421,7 +421,7 @@ class WriteClient:
             self.table.reload()
             times = [i.requested_time for i in self.table.timeline.instants]
             if times and max(times) >= self.instant:
-                self.instant = new_instant_time(times)
+                self.instant = self.table.new_instant_time()
         self.heartbeat = Heartbeat(self.table.storage, self.table.meta_path, self.instant, self.heartbeat_config)
         self.heartbeat.start()
         try:
