@@ -2,6 +2,7 @@
 a migrated SQLite store (`engine`; tests/index overrides it with one per database)."""
 
 import socket
+import time
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -154,3 +155,13 @@ def pytest_report_header(config: pytest.Config) -> str:
     from tests.model.test_model import EXAMPLES, SEED
 
     return f"hudi-meta model test: HUDI_META_MODEL_SEED={SEED} HUDI_META_MODEL_EXAMPLES={EXAMPLES}"
+
+
+@pytest.fixture
+def los_angeles(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process in America/Los_Angeles (7 or 8 hours behind UTC) for the test: what `LOCAL` means to a table."""
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

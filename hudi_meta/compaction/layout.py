@@ -29,6 +29,7 @@ the event-time field, else its block's instant time. Unknown event times count a
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -125,6 +126,7 @@ def plan_layout(
     carry_allowed: bool,
     event_time_field: str | None,
     threshold_ms: int | None,
+    instant_zone: dt.tzinfo = dt.UTC,
 ) -> SliceLayout:
     """The new base file and carry log for one slice (see the module doc). `records`: base + L1..Lk;
     `rest`: the log files that stay after the new base file, in log order.
@@ -145,7 +147,7 @@ def plan_layout(
         rest_keys = rest.all_log_keys() if rest is not None else pa.array([], pa.string())
         ours = pa.concat_arrays([base_keys, records.all_log_keys()])
         chosen_keys = pc.unique(rest_keys.filter(pc.is_in(rest_keys, value_set=ours)))
-    rules = _Rules(spec, partition, exact, carry_allowed, event_time_field, threshold_ms)
+    rules = _Rules(spec, partition, exact, carry_allowed, event_time_field, threshold_ms, instant_zone)
     choices = _choose_keys(records, rest, rules, chosen_keys)
     base_rows, log_rows = choices.rows["base b"], choices.rows["base l"]
     if plain is not None and chosen_keys is not None:
@@ -205,6 +207,7 @@ class _Rules:
     carry_allowed: bool
     event_time_field: str | None
     threshold_ms: int | None
+    instant_zone: dt.tzinfo = dt.UTC  # the timeline's zone: a delete's time is its block's instant time
 
 
 def _choose_keys(records: SliceRecords, rest: SliceRecords | None, rules: _Rules, only: pa.Array | None) -> _Choices:
@@ -226,7 +229,7 @@ def _choose_keys(records: SliceRecords, rest: SliceRecords | None, rules: _Rules
     for r in _log_records(rest, only):
         if r.key in keys:  # keys only the rest holds are not this compaction's business
             keys[r.key].rest.append(Version(None if r.row is None else ("r", r.row), r))
-    event_time = _event_time_of(records, spec, event_time_field)
+    event_time = _event_time_of(records, spec, event_time_field, rules.instant_zone)
     same = _same_version(records, rest)
     flagged = _flagged(records, rest)
 
@@ -366,7 +369,7 @@ def _winner(versions: list[Version], mode: MergeMode) -> Version | None:
 
 
 def _event_time_of(
-    records: SliceRecords, spec: MergeSpec, event_time_field: str | None
+    records: SliceRecords, spec: MergeSpec, event_time_field: str | None, zone: dt.tzinfo
 ) -> Callable[[Version], int | None]:
     def column(table: pa.Table | None) -> pa.ChunkedArray | None:
         if table is None or event_time_field is None or event_time_field not in table.column_names:
@@ -386,7 +389,7 @@ def _event_time_of(
         ordering = v.record.ordering
         if event_time_field is not None and spec.ordering_field == event_time_field and not is_natural_order(ordering):
             return to_epoch_ms(ordering)
-        return instant_epoch_ms(v.record.instant) if v.record.instant else None
+        return instant_epoch_ms(v.record.instant, zone) if v.record.instant else None
 
     return event_time
 

@@ -51,7 +51,7 @@ from hudi_meta.format.log_writer import arrow_avro_data_block, delete_block
 from hudi_meta.format.parquet_file import encode_parquet
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage import Storage, storage_for
-from hudi_meta.table.config import TableConfig
+from hudi_meta.table.config import TIMELINE_TIMEZONE, TableConfig, timeline_zone
 from hudi_meta.table.file_group_reader import (
     ReadStats,
     SliceRecords,
@@ -172,6 +172,7 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
             carry_allowed=ctx.carry,
             event_time_field=ctx.event_time_field,
             threshold_ms=ctx.threshold_ms,
+            instant_zone=timeline_zone(ctx.props.get(TIMELINE_TIMEZONE, "LOCAL")),
         )
         if layout.inexact_keys:
             log.warning(

@@ -18,6 +18,7 @@ order zeros carry no time), else the block's instant time. Command blocks carry 
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,12 +148,16 @@ def _temporal_ms(scalar: pa.Scalar, kind: pa.DataType) -> int:
 
 
 def from_records(
-    block: LogBlock, content: bytes, event_time_field: str | None, ordering_field: str | None
+    block: LogBlock,
+    content: bytes,
+    event_time_field: str | None,
+    ordering_field: str | None,
+    zone: dt.tzinfo = dt.UTC,
 ) -> EventTimes:
-    """Scan a block's records once for its min and max event time."""
+    """Scan a block's records once for its min and max event time (`zone`: the timeline's, for instant times)."""
     try:
         if block.block_type == BlockType.DELETE:
-            return _from_deletes(block, content, event_time_field, ordering_field)
+            return _from_deletes(block, content, event_time_field, ordering_field, zone)
         if event_time_field is None:
             return EventTimes(None, None, UNAVAILABLE)
         table = decode_data_block(block, content)
@@ -188,7 +193,7 @@ def records_before(block: LogBlock, content: bytes, event_time_field: str | None
 
 
 def _from_deletes(
-    block: LogBlock, content: bytes, event_time_field: str | None, ordering_field: str | None
+    block: LogBlock, content: bytes, event_time_field: str | None, ordering_field: str | None, zone: dt.tzinfo
 ) -> EventTimes:
     if event_time_field is not None and event_time_field == ordering_field:
         deletes = decode_delete_records(content)
@@ -201,7 +206,7 @@ def _from_deletes(
             return EventTimes(min(times), max(times), RECORD_SCAN)
     if block.instant_time is None:
         return EventTimes(None, None, UNAVAILABLE)
-    at = instant_epoch_ms(block.instant_time)
+    at = instant_epoch_ms(block.instant_time, zone)
     return EventTimes(at, at, INSTANT_TIME)
 
 

@@ -107,6 +107,7 @@ def resolve_event_times(
     b = log_block_table
     lf = log_file_table
     t = hudi_table
+    zone = table.config.timeline_timezone  # a delete block's time is its instant time, taken in this zone
     with engine.connect() as conn:
         event_field, ordering_field = conn.execute(
             select(t.c.event_time_field, t.c.ordering_field).where(t.c.id == table_id)
@@ -163,7 +164,7 @@ def resolve_event_times(
                     continue
                 f.seek(blk.content_offset)
                 try:
-                    times = ets.from_records(blk, f.read(blk.content_length), event_field, ordering_field)
+                    times = ets.from_records(blk, f.read(blk.content_length), event_field, ordering_field, zone)
                 except BlockDecodeError:
                     times = ets.EventTimes(None, None, ets.UNAVAILABLE)
                 resolved.append({"bid": r.id, "lo": times.min_ms, "hi": times.max_ms, "src": times.source})

@@ -82,7 +82,11 @@ def rollback_failed_write(
         None,
     )
     config = heartbeat or HeartbeatConfig.from_props(dict(table.config.props))
-    if existing is None and not force and not is_expired(table.storage, table.meta_path, target, config):
+    if (
+        existing is None
+        and not force
+        and not is_expired(table.storage, table.meta_path, target, config, zone=table.config.timeline_timezone)
+    ):
         raise LiveWriterError(f"{target} has a live heartbeat: its writer is still running; not rolling it back")
     rollback_time = existing.requested_time if existing else table.new_instant_time()
     report = RollbackReport(rollback_time, target, dry_run)
@@ -186,7 +190,10 @@ def failed_writes(table: HudiTable, heartbeat: HeartbeatConfig | None = None) ->
         for i in table.timeline.pending()
         if i.action in (Action.DELTA_COMMIT, Action.COMMIT)
         and i.state != State.COMPLETED
-        and (i.requested_time in rolling_back or is_expired(table.storage, table.meta_path, i.requested_time, config))
+        and (
+            i.requested_time in rolling_back
+            or is_expired(table.storage, table.meta_path, i.requested_time, config, zone=table.config.timeline_timezone)
+        )
     ]
     if not candidates:
         return []

@@ -11,6 +11,7 @@ times are coarse or missing can fall back on.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import posixpath
 import threading
 from dataclasses import dataclass
@@ -53,10 +54,10 @@ def heartbeat_path(meta_path: str, instant: str) -> str:
     return posixpath.join(meta_path, HEARTBEAT_DIR, instant)
 
 
-def started_ms(instant: str) -> int | None:
-    """When a write's instant time was taken (our writers use UTC), or None for text that is not one."""
+def started_ms(instant: str, zone: dt.tzinfo = dt.UTC) -> int | None:
+    """When a write's instant time was taken, read in the timeline's `zone`, or None for text that is not one."""
     try:
-        return instant_epoch_ms(instant)
+        return instant_epoch_ms(instant, zone)
     except ValueError:
         return None
 
@@ -85,15 +86,21 @@ def read_heartbeat(storage: Storage, meta_path: str, instant: str) -> HeartbeatS
 
 
 def is_expired(
-    storage: Storage, meta_path: str, instant: str, config: HeartbeatConfig, at_ms: int | None = None
+    storage: Storage,
+    meta_path: str,
+    instant: str,
+    config: HeartbeatConfig,
+    at_ms: int | None = None,
+    zone: dt.tzinfo = dt.UTC,
 ) -> bool:
     """Whether the writer of pending `instant` is dead: its heartbeat is older than the expiry window, or it
-    has no heartbeat file and the instant itself is older than that window (it died before its first beat)."""
+    has no heartbeat file and the instant itself (read in the timeline's `zone`) is older than that window (it died
+    before its first beat)."""
     at_ms = now_ms() if at_ms is None else at_ms
     state = read_heartbeat(storage, meta_path, instant)
     if state.exists:
         return state.last_beat_ms is not None and at_ms - state.last_beat_ms > config.expiry_ms
-    started = started_ms(instant)
+    started = started_ms(instant, zone)
     return started is None or at_ms - started > config.expiry_ms
 
 

@@ -33,8 +33,9 @@ from hudi_meta.table.heartbeat import (
 from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import TimelineWriter, new_instant_time
-from hudi_meta.table.writer import WriteClient
-from tests.table.test_writer import EXPIRY_S, batch, hudi_rs_rows, rows, write_demo
+from hudi_meta.table.times import now_ms
+from hudi_meta.table.writer import WriteClient, create_table
+from tests.table.test_writer import EXPIRY_S, HEARTBEAT_PROPS, batch, hudi_rs_rows, rows, write_demo
 
 REPO = Path(__file__).resolve().parents[2]
 SLOW_IDS = [100, 101]
@@ -307,3 +308,20 @@ def test_a_java_heartbeat_file_expires_by_its_modification_time(tmp_path: Path) 
     os.utime(beat, (now_s - 60, now_s - 60))  # its writer stopped beating a minute ago
     assert is_expired(table.storage, table.meta_path, pending, config, at_ms=int(now_s * 1000))
     assert [r.target for r in rollback_failed_writes(HudiTable.open(str(path)))] == [pending]
+
+
+@pytest.mark.usefixtures("los_angeles")
+def test_a_writer_without_a_heartbeat_yet_is_judged_by_its_instant_in_the_timeline_zone(tmp_path: Path) -> None:
+    """Rule (Java's heartbeat client): a pending write with no heartbeat file is dead once its instant is older than
+    the expiry window. On a LOCAL table the instant is local time: read as UTC, a write that just began in Los
+    Angeles looks hours old, and another process would roll back a live writer."""
+    local = HEARTBEAT_PROPS | {"hoodie.table.timeline.timezone": "LOCAL"}
+    table = create_table(str(tmp_path / "t"), "t", ["id"], "ts", extra_props=local)
+    config = HeartbeatConfig.from_props(dict(table.config.props))
+    writer = TimelineWriter(table.storage, table.timeline_path)
+    just_now = table.new_instant_time()
+    writer.request(Action.DELTA_COMMIT, just_now)  # its writer has not beaten yet
+    assert rollback_failed_writes(HudiTable.open(table.base_path)) == []
+    assert is_expired(
+        table.storage, table.meta_path, just_now, config, at_ms=now_ms() + 60_000, zone=table.config.timeline_timezone
+    )

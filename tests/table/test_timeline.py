@@ -6,25 +6,12 @@ writes it follows."""
 from __future__ import annotations
 
 import datetime as dt
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.writer import create_table
-
-ZONE = "America/Los_Angeles"  # never UTC: 7 or 8 hours behind
-
-
-@pytest.fixture
-def los_angeles(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", ZONE)
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 @pytest.mark.usefixtures("los_angeles")
