@@ -52,14 +52,15 @@ class PlannedOperation(NamedTuple):
         return sum(f.size for f in self.to_compact)
 
     def metrics(self) -> dict[str, float]:
-        """Hudi's strategy metrics (MB figures as Hudi's captureMetrics computes them)."""
-        base_mb = 0.0
+        """Hudi's strategy metric keys (`CompactionStrategy.captureMetrics`). `TOTAL_LOG_FILES_SIZE` is the one Java
+        needs (its executor unboxes it); the IO figures count the compacted log files only, in MB (Java adds the base
+        file, in whole MB: planning here reads the index, which keeps no base file sizes)."""
         size = self.log_size_compacted
         log_mb = size / (1024 * 1024)
         return {
             "TOTAL_LOG_FILES": float(len(self.to_compact)),
             "TOTAL_LOG_FILES_SIZE": float(size),
-            "TOTAL_IO_READ_MB": base_mb + log_mb,
-            "TOTAL_IO_WRITE_MB": base_mb + log_mb,
-            "TOTAL_IO_MB": 2 * (base_mb + log_mb),
+            "TOTAL_IO_READ_MB": log_mb,
+            "TOTAL_IO_WRITE_MB": log_mb,
+            "TOTAL_IO_MB": 2 * log_mb,
         }
