@@ -21,7 +21,8 @@ from hudi_meta.table.writer import create_table
 @dataclass(frozen=True)
 class IngestOptions:
     """What `hudi-meta ingest` was asked to do. The table settings (`ordering_field`, `event_time_field`,
-    `partition_field`, `buckets`, `min_event_time_header`) are used only when the table is created."""
+    `partition_field`, `buckets`, `table_version`, `min_event_time_header`) are used only when the table is
+    created: a table keeps its version (hudi-meta never upgrades a table)."""
 
     table: str
     input: str
@@ -32,6 +33,7 @@ class IngestOptions:
     operation: str = "upsert"
     create: bool = False
     buckets: int = 4
+    table_version: int = 6
     block_format: str = "avro"
     min_event_time_header: bool = False
     spark_master: str = "local[2]"
@@ -73,6 +75,7 @@ def open_or_create(opts: IngestOptions) -> HudiTable:
         event_time_field=opts.event_time_field,
         min_event_time_header=opts.min_event_time_header,
         buckets=opts.buckets,
+        version=opts.table_version,
     )
 
 

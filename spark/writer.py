@@ -1,4 +1,4 @@
-"""The Spark MOR writer: upsert, insert and delete a DataFrame into a table version 6 with a BUCKET index.
+"""The Spark MOR writer: upsert, insert and delete a DataFrame into a table (version 6, 8 or 9) with a BUCKET index.
 
 The driver rolls back failed writes, requests the instant and plans each file group's append target.
 Rows are routed to (partition, bucket); each Spark task then writes its file groups with the core's

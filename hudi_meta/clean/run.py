@@ -63,7 +63,6 @@ from hudi_meta.index.states import LinkState
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.times import now_ms as current_ms
 
 log = logging.getLogger(__name__)
@@ -296,7 +295,7 @@ def execute_clean(
     """Run a requested or inflight clean to completion: inflight, links, other files, then `<t>.clean`."""
     t0 = time.monotonic()
     t = instant.requested_time
-    writer = TimelineWriter(table.storage, table.timeline_path)
+    writer = table.timeline_writer()
     if instant.state == State.REQUESTED:
         writer.start(Action.CLEAN, t, plan.to_bytes())  # Java's transitionCleanRequestedToInflight keeps the plan
     _crash_point("after-inflight")
@@ -415,7 +414,7 @@ def finish_pending_cleans(table: HudiTable) -> list[CleanRun]:
     for instant in pending_cleans(table):
         plan = read_pending_plan(table, instant)
         if plan is None:  # an empty pending clean: Java deletes such instants
-            TimelineWriter(table.storage, table.timeline_path).delete_pending(Action.CLEAN, instant.requested_time)
+            table.timeline_writer().delete_pending(Action.CLEAN, instant.requested_time)
             continue
         runs.append(execute_clean(table, instant, plan))
     table.reload()
@@ -464,7 +463,7 @@ def run_clean(
             return outcome
         instant = table.new_instant_time()
         plan = cleaner_plan(table.uri, result)
-        TimelineWriter(table.storage, table.timeline_path).request(Action.CLEAN, instant, plan.to_bytes())
+        table.timeline_writer().request(Action.CLEAN, instant, plan.to_bytes())
         log.info("clean %s requested: %d files to delete (%s)", instant, len(result.deletions), table.base_path)
     _crash_point("after-requested")
     reasons = {a.path: a for a in result.actions}

@@ -26,6 +26,7 @@ from hudi_meta.errors import HudiMetaError
 from hudi_meta.service.sockets import listening_socket
 from hudi_meta.table.bucket_index import MAX_BUCKETS
 from hudi_meta.table.times import MAX_TIME_MS, format_time_ms
+from hudi_meta.table.writer import WRITE_VERSIONS
 from hudi_meta.values import JAVA_LONG_MAX
 
 OPERATION = Choice.of(("upsert", "insert", "delete"))
@@ -45,7 +46,14 @@ def add_commands(sub: Subparsers) -> None:
     ingest.add_argument("--event-time-field", type=TEXT, help="record field holding the event time")
     ingest.add_argument("--partition-field", type=TEXT, help="partition by this field (default: not partitioned)")
     OPERATION.add(ingest, "--operation", "upsert", "write operation")
-    ingest.add_argument("--create", action="store_true", help="create the table (MOR, v6, bucket index) if missing")
+    ingest.add_argument("--create", action="store_true", help="create the table (MOR, bucket index) if missing")
+    ingest.add_argument(
+        "--table-version",
+        type=int,
+        choices=WRITE_VERSIONS,
+        default=6,
+        help="Hudi table version when creating: 6 (Hudi 0.14/0.15), 8 or 9 (Hudi 1.x)",
+    )
     ingest.add_argument(
         "--buckets",
         type=whole(1, MAX_BUCKETS),
@@ -94,6 +102,7 @@ def ingest_command(args: argparse.Namespace) -> int:
         operation=args.operation,
         create=args.create,
         buckets=args.buckets,
+        table_version=args.table_version,
         block_format=args.block_format,
         min_event_time_header=args.min_event_time_header,
         spark_master=args.spark_master,

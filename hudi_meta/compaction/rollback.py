@@ -41,7 +41,6 @@ from hudi_meta.table.failed_writes import RollbackReport, pending_rollback_of
 from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +90,7 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
         report.actions = [*first, *steps.actions(), FileAction("write_instant", done_path, False)]
         return report
     started = time.monotonic()
-    writer = TimelineWriter(table.storage, table.timeline_path)
+    writer = table.timeline_writer()
     if existing is None:
         writer.request(Action.ROLLBACK, rollback_time, rollback_plan.to_bytes())
         report.actions.append(FileAction("write_instant", requested, True))

@@ -63,7 +63,6 @@ from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.merge import MergeMode, MergeSpec, is_natural_order
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.writer import WriteContext
 
 CRASH_AT_ENV = "HUDI_META_CRASH_AT"  # failure injection for crash tests: kill -9 this process at a named step
@@ -445,7 +444,7 @@ def run_compaction(
     event_time_field(table, plan, instant)  # refused before anything is written
     check_plan_inputs(table, plan, instant)  # and before any work that a taken-back plan would waste
     params = plan.strategy.strategy_params if plan.strategy else {}
-    writer = TimelineWriter(table.storage, table.timeline_path)
+    writer = table.timeline_writer()
     writer.start(Action.COMPACTION, instant)
     ops = list(plan.operations)
     ctx = _context(table, plan, instant)

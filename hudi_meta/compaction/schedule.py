@@ -41,7 +41,6 @@ from hudi_meta.index.states import PlanState
 from hudi_meta.table.instant import Action
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.times import describe_time_ms, format_time_ms
 from hudi_meta.table.times import now_ms as current_ms
 from hudi_meta.values import ascii_integer
@@ -377,7 +376,7 @@ def _schedule_indexed(
             if not operations:
                 return ScheduleResult(None, "nothing to compact", threshold_ms=threshold)
             plan = build_plan(operations, strategy, instant, request.mode, request.exact, event_time_field)
-            timeline = TimelineWriter(table.storage, table.timeline_path)
+            timeline = table.timeline_writer()
             timeline.request(Action.COMPACTION, instant, plan.to_bytes())
             record_plan(conn, table_id, instant, plan, PlanState.REQUESTED)
     table.reload()

@@ -19,7 +19,7 @@ from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, LogFileName
 from hudi_meta.format.log_writer import append_blocks, avro_data_block
 from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.table.timeline import new_instant_time
 from hudi_meta.table.writer import META_COLUMNS, WriteClient, create_table, with_meta_columns
 
 HOUR_MS = 3_600_000
@@ -78,7 +78,7 @@ def write_synthetic_table(path: str, spec: SyntheticSpec) -> HudiTable:
     assert schema is not None
     data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
     schema_json = json.dumps(arrow_to_avro_record(data_schema, "synthetic_record", "hoodie.synthetic"))
-    timeline = TimelineWriter(table.storage, table.timeline_path)
+    timeline = table.timeline_writer()
     instants = [base_instant]
     for c in range(spec.commits):
         instant = new_instant_time(instants)

@@ -1,7 +1,8 @@
 """Commit metadata: JSON `HoodieCommitMetadata` (table version 6) and Avro (versions 8/9), one model.
 
 Unknown keys are ignored on read (Jackson runs with FAIL_ON_UNKNOWN_PROPERTIES off); on write we emit
-the fields Hudi 0.14/0.15 emits.
+the fields Hudi 0.14/0.15 emits, as JSON for timeline layout 1 and as an Avro container file of Java's
+`HoodieCommitMetadata` schema for layout 2 (`CommitMetadataSerDeV2`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from hudi_meta.errors import CorruptFileError
-from hudi_meta.format.avro_container import read_container
+from hudi_meta.format.avro_container import load_schema, read_container, write_container
 
 
 @functools.lru_cache(maxsize=1024)
@@ -86,6 +87,14 @@ class WriteStat:
 _WRITE_STAT_FIELDS = frozenset(f.name for f in fields(WriteStat))
 
 
+def _avro_stat_fields() -> frozenset[str]:
+    stats = load_schema("HoodieCommitMetadata")["fields"][0]["type"][1]["values"]["items"]
+    return frozenset(f["name"] for f in stats["fields"])
+
+
+_AVRO_STAT_FIELDS = _avro_stat_fields()
+
+
 @dataclass
 class CommitMetadata:
     """The completed-instant metadata of a commit, deltacommit, compaction or replacecommit: the write stats per
@@ -129,8 +138,30 @@ class CommitMetadata:
         except (UnicodeDecodeError, json.JSONDecodeError, AttributeError, TypeError) as e:
             raise CorruptFileError(f"commit metadata is neither JSON nor Avro: {e}") from e
 
+    def to_bytes(self, layout: int) -> bytes:
+        """The completed instant file's content in timeline `layout`: JSON (1) or Avro (2)."""
+        return self.to_json() if layout < 2 else self.to_avro()
+
+    def to_avro(self) -> bytes:
+        """Timeline layout 2's form (versions 8/9): one `HoodieCommitMetadata` record in an Avro container file.
+        Replacecommits (which need `HoodieReplaceCommitMetadata`) are never written here."""
+        if self.partition_to_replace_file_ids:
+            raise ValueError("replace commit metadata is not written in Avro here")
+        stats = {
+            p: [{k: v for k, v in s.to_dict().items() if k in _AVRO_STAT_FIELDS} for s in lst]
+            for p, lst in self.partition_to_write_stats.items()
+        }
+        record = {
+            "partitionToWriteStats": stats,
+            "compacted": self.compacted,
+            "extraMetadata": self.extra_metadata,
+            "version": 1,
+            "operationType": self.operation_type,
+        }
+        return write_container(record, "HoodieCommitMetadata")
+
     def to_json(self) -> bytes:
-        """The table version 6 form (what we write); versions 8/9 are read, never written."""
+        """Timeline layout 1's form (table version 6)."""
         d: dict[str, Any] = {
             "partitionToWriteStats": {
                 p: [s.to_dict() for s in stats] for p, stats in self.partition_to_write_stats.items()

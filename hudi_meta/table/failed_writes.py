@@ -1,9 +1,10 @@
-"""Rollback of a failed (never completed) write on a table version 6 MOR/COW table.
+"""Rollback of a failed (never completed) write on a MOR/COW table of version 6, 8 or 9.
 
-From the write's markers: base files it created are deleted, and every log file it appended to gets a
-rollback command block targeting it (how 0.x rolls back log appends). Then the rollback instant completes
-and the failed instant's files are removed. Every step is idempotent, so a rollback killed at any point is
-finished by running it again.
+From the write's markers: files it created (CREATE: base files, and on versions 8 and 9 its log files, each
+named by the write) are deleted, and every log file it appended to (APPEND, version 6) gets a rollback command
+block targeting it (how 0.x rolls back log appends; 1.x rollback is deletion only, docs/hudi-1x.md section 5).
+Then the rollback instant completes and the failed instant's files are removed. Every step is idempotent, so a
+rollback killed at any point is finished by running it again.
 
 Several writers may share a table (Java's LAZY failed-writes cleaning): a pending write is failed only when
 its writer's heartbeat expired (`heartbeat.py`), so `rollback_failed_writes` never touches a live writer's
@@ -19,7 +20,7 @@ import posixpath
 import time
 from dataclasses import dataclass, field
 
-from hudi_meta.errors import HudiMetaError, LiveWriterError, UnsupportedTableError
+from hudi_meta.errors import HudiMetaError, LiveWriterError
 from hudi_meta.format.log_reader import written_only_by
 from hudi_meta.format.log_writer import append_blocks, rollback_block
 from hudi_meta.format.table_service_metadata import (
@@ -34,7 +35,6 @@ from hudi_meta.table.heartbeat import HeartbeatConfig, delete_heartbeat, is_expi
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.markers import APPEND, CREATE, Marker, delete_markers, list_markers
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter
 
 
 @dataclass
@@ -67,11 +67,6 @@ def rollback_failed_write(
     Refused while its writer's heartbeat is live, unless `force` (an operator who knows the writer is gone).
     """
     table.config.refuse_metadata_table(table.base_path, "roll back writes")
-    if table.config.version != 6:
-        raise UnsupportedTableError(
-            f"{table.base_path}: hudi-meta rolls back writes on table version 6 timelines (this table is version "
-            f"{table.config.version})"
-        )
     tl = table.timeline
     instant = tl.instant(target)
     if instant is None or instant.is_completed or instant.action not in (Action.DELTA_COMMIT, Action.COMMIT):
@@ -94,7 +89,7 @@ def rollback_failed_write(
     if dry_run:
         report.actions = [FileAction(_operation(m), m.path, False) for m in markers]
         return report
-    writer = TimelineWriter(table.storage, table.timeline_path)
+    writer = table.timeline_writer()
     if existing is None:
         writer.request(Action.ROLLBACK, rollback_time, plan.to_bytes())
     writer.start(Action.ROLLBACK, rollback_time)

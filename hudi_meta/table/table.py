@@ -3,7 +3,9 @@
 The table plans file slices; `file_group_reader.read_file_slice` turns each slice into Arrow. Engines
 (Spark) split work by slice the same way.
 
-An incremental read keeps the records whose `_hoodie_commit_time` lies in (begin, end]. A table written with
+An incremental read keeps the records whose `_hoodie_commit_time` lies in (begin, end]; on timeline layout 2
+(versions 8 and 9) the commits are chosen by completion time in (begin, end], as hudi-rs and Java's 1.x
+incremental queries choose them (docs/hudi-1x.md section 2). A table written with
 `hoodie.populate.meta.fields=false` has no commit time in its records (Java leaves the column null), so such a
 read is refused, as Java's incremental relations refuse it ("Incremental queries are not supported when meta
 fields are disabled": hudi-spark-datasource/hudi-spark-common/src/main/scala/org/apache/hudi/
@@ -15,6 +17,7 @@ needs no commit times (file names and log block headers carry the instants), so 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import posixpath
@@ -53,7 +56,7 @@ from hudi_meta.table.fs_view import (
 )
 from hudi_meta.table.instant import Action
 from hudi_meta.table.merge import MergeSpec
-from hudi_meta.table.timeline import Timeline, new_instant_time
+from hudi_meta.table.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_meta.table.times import parse_instant
 
 META_DIR = ".hoodie"
@@ -70,6 +73,10 @@ class Query:
     begin: str | None = None
     end: str | None = None
     as_of: str | None = None
+    # timeline layout 2: the active writes whose completion time lies in (begin, end], and the first active instant
+    # (set by `HudiTable.resolve`); an incremental read of a 1.x table selects commits by completion time
+    completed_in_range: frozenset[str] | None = None
+    first_active: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in QUERIES:
@@ -113,6 +120,12 @@ class Query:
         keep = pc.greater(times, self.begin)
         if self.end is not None:
             keep = pc.and_(keep, pc.less_equal(times, self.end))
+        if self.completed_in_range is not None:
+            # 1.x: an active commit counts by its completion time; an archived one (before the first active instant)
+            # by its requested time, until archived completion times are read
+            chosen = pc.is_in(times, pa.array(sorted(self.completed_in_range), pa.string()))
+            archived = pc.less(times, self.first_active) if self.first_active else pa.scalar(False)
+            keep = pc.or_(chosen, pc.and_(archived, keep))
         return records.filter(keep)
 
 
@@ -182,8 +195,15 @@ class HudiTable:
         return Timeline.load(self.storage, self.timeline_path, self.config.timeline_layout)
 
     def new_instant_time(self) -> str:
-        """A new instant time for this table: in its timeline's zone, after every instant on its timeline."""
-        return new_instant_time((i.requested_time for i in self.timeline.instants), zone=self.config.timeline_timezone)
+        """A new instant time for this table: in its timeline's zone, after every requested and completion time on
+        its timeline (a compaction planned now is after every write that completed before it)."""
+        times = [t for i in self.timeline.instants for t in (i.requested_time, i.completion_time) if t]
+        return new_instant_time(times, zone=self.config.timeline_timezone)
+
+    def timeline_writer(self) -> TimelineWriter:
+        """What writes this table's instant files, in its layout and zone."""
+        config = self.config
+        return TimelineWriter(self.storage, self.timeline_path, config.timeline_layout, config.timeline_timezone)
 
     def reload(self) -> None:
         """Forget the cached timeline, listing and view, so the next call sees what was committed since."""
@@ -288,6 +308,16 @@ class HudiTable:
             raise UnsupportedTableError(
                 f"{self.uri}: an incremental read needs each record's {COMMIT_TIME_COLUMN}, which this table does not "
                 f"write ({POPULATE_META_FIELDS}=false); read a snapshot, or time travel with --as-of, instead"
+            )
+        if resolved.kind == "incremental" and self.config.timeline_layout >= 2:
+            begin, end = resolved.begin or "", resolved.end
+            chosen = frozenset(
+                i.requested_time
+                for i in self.timeline.completed_writes()
+                if (done := i.completion_time or i.requested_time) > begin and (end is None or done <= end)
+            )
+            resolved = dataclasses.replace(
+                resolved, completed_in_range=chosen, first_active=self.timeline.first_instant_time
             )
         return resolved
 

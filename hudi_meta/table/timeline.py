@@ -1,4 +1,4 @@
-"""The active timeline: instants listed from the timeline folder, their metadata, and v6 instant writes.
+"""The active timeline: instants listed from the timeline folder, their metadata, and instant writes (both layouts).
 
 Each instant keeps up to three state files; the timeline keeps the newest state of each.
 """
@@ -139,7 +139,7 @@ class Timeline:
         return out
 
 
-# ---- writing (layout 1, table version 6) ------------------------------------------------------------
+# ---- writing ----------------------------------------------------------------------------------------
 
 
 def new_instant_time(after: Iterable[str] = (), now: dt.datetime | None = None, zone: dt.tzinfo = dt.UTC) -> str:
@@ -155,23 +155,43 @@ def new_instant_time(after: Iterable[str] = (), now: dt.datetime | None = None, 
 
 
 class TimelineWriter:
-    """Writes instant files for layout 1: requested -> inflight -> completed, each created atomically."""
+    """Writes instant files: requested -> inflight -> completed, each created atomically and never overwritten.
 
-    def __init__(self, storage: Storage, timeline_path: str) -> None:
+    Layout 1 (table version 6) names a completed instant `<t>.<action>`. Layout 2 (versions 8 and 9) names it
+    `<t>_<c>.<action>`, with `c` the completion time taken here: strictly after every requested and completion
+    time on the timeline, in the timeline's zone (Java's `ActiveTimelineV2.createCompleteFileInMetaPath`).
+    Completion times order writes against compaction plans (a log file belongs to the slice its write
+    completed in), so a write completes while holding the table lock, under which plans are written too.
+    In both layouts the requested and inflight files stay beside the completed one (docs/hudi-1x.md section 1).
+    """
+
+    def __init__(self, storage: Storage, timeline_path: str, layout: int = 1, zone: dt.tzinfo = dt.UTC) -> None:
         self.storage = storage
         self.timeline_path = timeline_path
+        self.layout = layout
+        self.zone = zone
 
     def _path(self, instant: Instant) -> str:
-        return posixpath.join(self.timeline_path, instant.file_name(1))
+        return posixpath.join(self.timeline_path, instant.file_name(self.layout))
+
+    def _listed(self) -> list[Instant]:
+        names = (info.name for info in self.storage.list_dir(self.timeline_path) if not info.is_dir)
+        return [i for name in names if (i := Instant.parse(name)) is not None]
+
+    def _completed(self, instant_time: str, action: Action) -> Instant | None:
+        """The completed file of `instant_time` (layout 2 names carry a completion time, so it is looked up)."""
+        done = Instant(instant_time, COMPLETES_AS.get(action, action), State.COMPLETED)
+        if self.layout < 2:
+            return done if self.storage.exists(self._path(done)) else None
+        return _completed_of(self._listed(), done)
 
     def _create(self, instant: Instant, content: bytes) -> Instant:
-        completed = Instant(instant.requested_time, COMPLETES_AS.get(instant.action, instant.action), State.COMPLETED)
-        if self.storage.exists(self._path(completed)):
+        if self._completed(instant.requested_time, instant.action) is not None:
             raise InstantExistsError(f"instant {instant.requested_time} is already completed")
         try:
             self.storage.create_atomic(self._path(instant), content)
         except FileExistsError as e:
-            raise InstantExistsError(f"{instant.file_name(1)} already exists") from e
+            raise InstantExistsError(f"{instant.file_name(self.layout)} already exists") from e
         return instant
 
     def request(self, action: Action, instant_time: str, content: bytes = b"") -> Instant:
@@ -186,7 +206,15 @@ class TimelineWriter:
 
     def complete(self, action: Action, instant_time: str, content: bytes) -> Instant:
         """Publish the completed file; this single atomic create is the commit point."""
-        completed = Instant(instant_time, COMPLETES_AS.get(action, action), State.COMPLETED)
+        action = COMPLETES_AS.get(action, action)
+        completion = None
+        if self.layout >= 2:
+            listed = self._listed()
+            if _completed_of(listed, Instant(instant_time, action, State.COMPLETED)) is not None:
+                raise InstantExistsError(f"instant {instant_time} is already completed")
+            times = [t for i in listed for t in (i.requested_time, i.completion_time) if t]
+            completion = new_instant_time(times, zone=self.zone)
+        completed = Instant(instant_time, action, State.COMPLETED, completion)
         try:
             self.storage.create_atomic(self._path(completed), content)
         except FileExistsError as e:
@@ -194,6 +222,13 @@ class TimelineWriter:
         return completed
 
     def delete_pending(self, action: Action, instant_time: str) -> None:
-        """Remove an instant's requested and inflight files (rollback of a pending instant)."""
+        """Remove an instant's inflight, then requested file (rollback of a pending instant; Java's order, so a
+        kill in between leaves a requested instant, which is rolled back again)."""
         for state in (State.INFLIGHT, State.REQUESTED):
             self.storage.delete(self._path(Instant(instant_time, action, state)))
+
+
+def _completed_of(listed: Iterable[Instant], done: Instant) -> Instant | None:
+    """The listed completed file of `done`'s instant, whatever its completion time."""
+    key = (done.requested_time, done.action)
+    return next((i for i in listed if i.is_completed and (i.requested_time, i.action) == key), None)

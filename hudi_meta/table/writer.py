@@ -1,4 +1,4 @@
-"""Writing table version 6 MOR/COW tables through the core API: create a table, write base files and
+"""Writing MOR/COW tables of versions 6, 8 and 9 through the core API: create a table, write base files and
 log blocks, and commit them as one instant. Engines (Spark) call the same pieces per task.
 
 Crash safety: data files are written before the completed instant; until that atomic create, readers
@@ -65,7 +65,6 @@ from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
 from hudi_meta.table.record_keys import drop_soft_deleted, record_key_array
 from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
-from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.write_targets import FileGroupTarget, target_for
 
 META_COLUMNS = (
@@ -77,6 +76,11 @@ META_COLUMNS = (
 )
 PARTITION_METADATA = ".hoodie_partition_metadata"
 log = logging.getLogger(__name__)
+
+
+WRITE_VERSIONS = (6, 8, 9)  # the table versions hudi-meta creates and writes
+EVENT_TIME_MERGE_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"  # Java's HoodieRecordMerger ids
+COMMIT_TIME_MERGE_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
 
 
 def create_table(
@@ -93,19 +97,23 @@ def create_table(
     buckets: int | None = None,
     extra_props: dict[str, str] | None = None,
     options: Mapping[str, object] | None = None,
+    version: int = 6,
 ) -> HudiTable:
-    """Create an empty table version 6 (timeline layout 1) at `uri` (fsspec storage `options` for its store)."""
+    """Create an empty table of `version` (6: timeline layout 1; 8 or 9: layout 2, docs/hudi-1x.md section 7) at
+    `uri` (fsspec storage `options` for its store). Without an ordering field, the latest write wins."""
     if table_type not in (MOR, COW):
         raise ValueError(f"table type must be {MOR} or {COW}")
+    if version not in WRITE_VERSIONS:
+        raise ValueError(f"table version must be one of {', '.join(map(str, WRITE_VERSIONS))}")
     if buckets is not None:
         bucket_index.check_buckets(buckets)
     storage, base_path = storage_for(uri, options)
+    complex_key = len(record_key_fields) > 1 or len(partition_fields) > 1
     props = {
         "hoodie.table.name": name,
         "hoodie.database.name": database,
         "hoodie.table.type": table_type,
-        "hoodie.table.version": "6",
-        "hoodie.timeline.layout.version": "1",
+        "hoodie.table.version": str(version),
         "hoodie.archivelog.folder": "archived",
         "hoodie.table.recordkey.fields": ",".join(record_key_fields),
         "hoodie.table.partition.fields": ",".join(partition_fields),
@@ -116,16 +124,20 @@ def create_table(
         "hoodie.table.keygenerator.class": "org.apache.hudi.keygen."
         + (
             "ComplexKeyGenerator"
-            if len(record_key_fields) > 1 or len(partition_fields) > 1
+            if complex_key
             else "SimpleKeyGenerator"
             if partition_fields
             else "NonpartitionedKeyGenerator"
         ),
-        "hoodie.compaction.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
         "hoodie.table.timeline.timezone": "UTC",  # our instant times are UTC (Java's default is LOCAL)
     }
-    if ordering_field:
-        props["hoodie.table.precombine.field"] = ordering_field
+    if version == 6:
+        props["hoodie.timeline.layout.version"] = "1"
+        props["hoodie.compaction.payload.class"] = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+        if ordering_field:
+            props["hoodie.table.precombine.field"] = ordering_field
+    else:
+        props.update(_one_x_props(version, ordering_field, complex_key, bool(partition_fields)))
     if event_time_field:
         props[EVENT_TIME_FIELD] = event_time_field
     if buckets is not None:
@@ -138,8 +150,34 @@ def create_table(
     meta = posixpath.join(base_path, META_DIR)
     storage.makedirs(posixpath.join(meta, ".aux"))
     storage.makedirs(posixpath.join(meta, ".temp"))
+    if version >= 8:
+        storage.makedirs(posixpath.join(meta, "timeline", "history"))
     storage.create_atomic(posixpath.join(meta, PROPERTIES), format_properties(with_checksum(props)).encode())
     return HudiTable.open(uri, options)
+
+
+def _one_x_props(version: int, ordering_field: str | None, complex_key: bool, partitioned: bool) -> dict[str, str]:
+    """The keys a table of version 8 or 9 adds (as Java's HoodieTableConfig writes them for a new table): timeline
+    layout 2 and its folders, the merge mode and its strategy id, the ordering field under the version's key, and
+    the key generator type; version 8 still names the payload class. The metadata table stays off (no
+    `hoodie.table.metadata.partitions`)."""
+    props = {
+        "hoodie.table.initial.version": str(version),
+        "hoodie.timeline.layout.version": "2",
+        "hoodie.timeline.path": "timeline",
+        "hoodie.timeline.history.path": "history",
+        "hoodie.table.keygenerator.type": "COMPLEX" if complex_key else "SIMPLE" if partitioned else "NON_PARTITION",
+        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING" if ordering_field else "COMMIT_TIME_ORDERING",
+        "hoodie.record.merge.strategy.id": EVENT_TIME_MERGE_STRATEGY if ordering_field else COMMIT_TIME_MERGE_STRATEGY,
+    }
+    if version == 8:
+        payload = "DefaultHoodieRecordPayload" if ordering_field else "OverwriteWithLatestAvroPayload"
+        props["hoodie.compaction.payload.class"] = f"org.apache.hudi.common.model.{payload}"
+        if ordering_field:
+            props["hoodie.table.precombine.field"] = ordering_field
+    elif ordering_field:
+        props["hoodie.table.ordering.fields"] = ordering_field
+    return props
 
 
 def new_file_id() -> str:
@@ -208,6 +246,12 @@ class WriteContext:
         if field_name is None or field_name not in data.column_names or data.num_rows == 0:
             return None, None
         return min_max_epoch_ms(data.column(field_name))
+
+    @property
+    def log_marker(self) -> str:
+        """The marker of a log file this write creates: APPEND on version 6, CREATE on 8 and 9 (a 1.x log file is
+        its write's own, so rolling the write back deletes it; docs/hudi-1x.md section 3)."""
+        return CREATE if self.config.version >= 8 else APPEND
 
     def avro_schema(self, schema: pa.Schema, meta: bool = True) -> str:
         if not meta:
@@ -306,7 +350,7 @@ def append_to_file_group(
     if target.log_size > 0:  # a file this write already created (several appends of one write client)
         log_file = target.log_file
         blocks = encode(log_file)
-        create_marker(storage, ctx.meta_path, ctx.instant, partition, log_file, APPEND)
+        create_marker(storage, ctx.meta_path, ctx.instant, partition, log_file, ctx.log_marker)
         offsets = append_blocks(storage, posixpath.join(directory, log_file), blocks)
     else:
         log_file, blocks = _create_log_file(ctx, storage, directory, target, encode)
@@ -350,7 +394,7 @@ def _create_log_file(
         blocks = encode(name)
         payload = b"".join(b.data for b in blocks)
         path = posixpath.join(directory, name)
-        create_marker(storage, ctx.meta_path, ctx.instant, target.partition, name, APPEND)
+        create_marker(storage, ctx.meta_path, ctx.instant, target.partition, name, ctx.log_marker)
         try:
             storage.create_atomic(path, payload)
             return name, blocks
@@ -360,13 +404,13 @@ def _create_log_file(
             storage.replace_atomic(path, payload)  # an earlier attempt of this task: replace, never duplicate
             return name, blocks
         # another writer's file: our marker must not make a rollback of ours touch it
-        delete_marker(storage, ctx.meta_path, ctx.instant, target.partition, name, APPEND)
+        delete_marker(storage, ctx.meta_path, ctx.instant, target.partition, name, ctx.log_marker)
     raise HudiMetaError(f"no free log file version for {target.file_id} after {target.log_file}")
 
 
 @dataclass
 class WriteClient:
-    """One write (deltacommit or commit) of a v6 table: request, write files, then commit once.
+    """One write (deltacommit or commit) of a table of version 6, 8 or 9: request, write files, then commit once.
 
     Use it as a context manager (or call `close`): the heartbeat thread started by `begin` then stops even
     when the write fails; a failed write's heartbeat file is left to expire, so another writer rolls it back.
@@ -380,10 +424,12 @@ class WriteClient:
     heartbeat_config: HeartbeatConfig | None = None  # default: the table's properties, else Java's defaults
 
     def __post_init__(self) -> None:
-        if self.table.config.version != 6:
-            raise UnsupportedTableError("hudi-meta writes table version 6 only")
+        if self.table.config.version not in WRITE_VERSIONS:
+            raise UnsupportedTableError(
+                f"hudi-meta writes table versions 6, 8 and 9 (this is {self.table.config.version})"
+            )
         self.table.config.refuse_metadata_table(self.table.base_path, "write")
-        self.timeline = TimelineWriter(self.table.storage, self.table.timeline_path)
+        self.timeline = self.table.timeline_writer()
         self._chosen_instant = not self.instant
         if not self.instant:
             self.instant = self.table.new_instant_time()
@@ -433,7 +479,10 @@ class WriteClient:
         return self.instant
 
     def _pending_path(self, state: State) -> str:
-        return posixpath.join(self.table.timeline_path, Instant(self.instant, self.action, state).file_name(1))
+        return posixpath.join(
+            self.table.timeline_path,
+            Instant(self.instant, self.action, state).file_name(self.table.config.timeline_layout),
+        )
 
     def commit(self, operation_type: str = "UPSERT", extra_metadata: dict[str, str] | None = None) -> Instant:
         """Publish the write: one atomic create of the completed instant file, refused when this write may
@@ -448,8 +497,8 @@ class WriteClient:
         metadata = CommitMetadata(extra_metadata=extra, operation_type=operation_type)
         for s in self.stats:
             metadata.partition_to_write_stats.setdefault(s.partition_path, []).append(s)
-        content = metadata.to_json()
         t = self.table
+        content = metadata.to_bytes(t.config.timeline_layout)
         with table_lock(t.storage, t.meta_path, t.config.props, f"commit {self.instant}"):
             t.reload()
             conflicts = write_conflicts(t, self.stats)
@@ -513,8 +562,11 @@ class WriteClient:
             self.table.reload()
             inputs = self.table.view_inputs()
             links = planned_links(self.table)
+            named_by = self.instant if self.table.config.version >= 8 else None
             self._targets = {
-                (fg.partition, fg.file_id): target_for(fg, inputs, links.get((fg.partition, fg.file_id), frozenset()))
+                (fg.partition, fg.file_id): target_for(
+                    fg, inputs, links.get((fg.partition, fg.file_id), frozenset()), named_by
+                )
                 for fg in self.table.file_groups()
             }
         return self._targets

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from hudi_meta.compaction.run import run_compaction
@@ -124,20 +125,49 @@ def test_a_failed_write_is_rolled_back_from_the_command_line(store: str, tmp_pat
     assert sorted(t.read()) == ["a"]
 
 
-def test_a_failed_write_on_a_1x_table_is_refused_with_nothing_written(
+def hudi_rs_keys(path: Path) -> list[str]:
+    from hudi import HudiReadOptions
+    from hudi import HudiTable as RsTable
+
+    table = pa.Table.from_batches(RsTable(str(path)).read(HudiReadOptions()))
+    return sorted(table.column("txn_id").to_pylist())
+
+
+def test_a_failed_write_on_a_1x_table_is_rolled_back_in_layout_2(
     store: str, tmp_path: Path, fixture_table: Any
 ) -> None:
-    """Rule: hudi-meta writes layout-1 (version 6) timelines only, so it must not roll back a write on a version 9
-    table (its rollback instant would carry a 0.x name in a 1.x timeline): one line, exit 2, nothing written."""
+    """Rule (docs/hudi-1x.md section 5): on version 8/9 a failed write's files are deleted (no command blocks), the
+    rollback instant is written in timeline layout 2 (requested plan, inflight, `<t>_<c>.rollback` with `c` after
+    every time on the timeline), and the failed instant's inflight and requested files are removed. Readers see
+    the table as before (hudi-rs agrees)."""
     archive = next(a for a in table_zips() if a.stem == "v9_txns_simple_nometa")  # metadata table off
     table = Path(shutil.copytree(fixture_table(archive), tmp_path / "v9"))
+    timeline = table / ".hoodie" / "timeline"
     failed = "20991231000000000"
-    (table / ".hoodie" / "timeline" / f"{failed}.deltacommit.requested").write_bytes(b"")  # a writer died here
-    before = tree(table)
-    out = cli_in_process("--db", store, "rollback", str(table), failed, "--force", "--execute")
-    assert out.code == 2, out.stderr
-    assert "rolls back writes on table version 6 timelines (this table is version 9)" in one_line(out.stderr)
-    assert tree(table) == before
+    (timeline / f"{failed}.deltacommit.requested").write_bytes(b"")  # a writer died here
+    (timeline / f"{failed}.deltacommit.inflight").write_bytes(b"")
+    partition = next(p for p in table.iterdir() if p.name.startswith("region="))
+    orphan = partition / f".{next(partition.glob('*.parquet')).name.split('_')[0]}_{failed}.log.1_0-1-0"
+    orphan.write_bytes(b"#HUDI#")  # the half-written log file of the failed write
+    markers = table / ".hoodie" / ".temp" / failed / partition.name
+    markers.mkdir(parents=True)
+    (markers / f"{orphan.name}.marker.CREATE").write_bytes(b"")
+    before = hudi_rs_keys(table)
+    assert before  # the fixture holds rows
+    out = cli_in_process("--db", store, "rollback", str(table), failed, "--force", "--json", "--execute")
+    assert out.code == 0, out.stderr
+    assert [r["operation"] for r in json.loads(out.stdout)] == ["delete"]
+    assert not orphan.exists()
+    names = sorted(p.name for p in timeline.iterdir() if p.is_file())
+    assert not [n for n in names if n.startswith(failed)]
+    rollback = [n for n in names if "rollback" in n]
+    assert len(rollback) == 3, rollback
+    completed = next(n for n in rollback if "_" in n)
+    requested, completion = completed.split(".")[0].split("_")
+    assert f"{requested}.rollback.requested" in rollback and f"{requested}.rollback.inflight" in rollback
+    others = [t for n in names if n != completed for t in n.split(".")[0].split("_")]
+    assert completion > max(others)
+    assert hudi_rs_keys(table) == before
 
 
 def test_bad_input_is_one_line_exit_2_and_nothing_written(

@@ -47,7 +47,7 @@ HEARTBEAT_PROPS = {INTERVAL_KEY: "100", MISSES_KEY: "2"}
 EXPIRY_S = 0.2
 
 
-def write_demo(path: Path, header: bool = False) -> HudiTable:
+def write_demo(path: Path, header: bool = False, version: int = 6) -> HudiTable:
     table = create_table(
         str(path),
         "demo",
@@ -57,6 +57,7 @@ def write_demo(path: Path, header: bool = False) -> HudiTable:
         event_time_field="ts",
         min_event_time_header=header,
         extra_props=HEARTBEAT_PROPS,
+        version=version,
     )
     w = WriteClient(table)
     w.begin()
