@@ -7,7 +7,7 @@ rules give, computed from the generated rows alone:
 
 - a candidate is the newest slice before the compaction instant of a file group that is not replaced and not
   under a pending plan, and whose base file (if any) is committed; a slice without log files is left out;
-- log files are in Hudi's order: instant, version, write token as numbers, then .cdc;
+- log files are in Hudi's order: instant, version, write token as a string (Java's LogFileComparator), then .cdc;
 - a log file's min event time is the least over its committed data and delete blocks; it has a known event
   time unless such a block's time is unresolved or unavailable; it is committed unless one of its data or
   delete blocks is uncommitted or of an instant not before ours, and every file after such a file is not;
@@ -133,7 +133,7 @@ def expected_slices(table: list[Group], before: str) -> list[SliceInfo]:
         if newest.base_file and not newest.base_committed:
             continue
         files = [log for log in unique_logs(file_id, group)[group.slices.index(newest)] if log.attached]
-        files.sort(key=lambda f: (f.instant, f.version, tuple(int(p) for p in f.token.split("-")), f.cdc))
+        files.sort(key=lambda f: (f.instant, f.version, f.token, f.cdc))
         infos, waiting = [], False
         for log in files:
             data = [b for b in log.blocks if b.block_type in DATA]
