@@ -1,9 +1,10 @@
 """Clean a table: finish pending cleans, plan from the index (`hudi_meta.clean.plan`), write Hudi's clean
 instants and delete, so the store and every reader (ours, hudi-rs, Java) keep seeing the same table.
 
-Instants are written as Java's `CleanPlanActionExecutor` / `CleanActionExecutor` write them on a version-6
-timeline: `<t>.clean.requested` holds the `HoodieCleanerPlan` (plan version 2: absolute paths under
-`filePathsToBeDeletedPerPartition`, links first), `<t>.clean.inflight` the same plan, and `<t>.clean` the
+Instants are written as Java's `CleanPlanActionExecutor` / `CleanActionExecutor` write them:
+`<t>.clean.requested` holds the `HoodieCleanerPlan` (plan version 2: absolute paths under
+`filePathsToBeDeletedPerPartition`, links first), `<t>.clean.inflight` the same plan on version 6 and nothing on
+versions 8 and 9 (docs/hudi-1x.md section 5), and `<t>.clean` (`<t>_<c>.clean` on 8 and 9) the
 `HoodieCleanMetadata` (version 2; per partition the deleted names as `deletePathPatterns`, and what was and
 was not deleted). No plan is written when there is nothing to delete, as Java does.
 
@@ -80,9 +81,9 @@ def check_cleanable(table: HudiTable) -> None:
     """Refuse tables this cleaner cannot clean safely, with the setting to change."""
     cfg = table.config
     cfg.refuse_metadata_table(table.base_path, "clean")
-    if cfg.version != 6 or cfg.timeline_layout != 1:
+    if cfg.version not in (6, 8, 9):
         raise UnsupportedTableError(
-            f"{table.base_path}: clean writes table version 6 timelines (this table is version {cfg.version})"
+            f"{table.base_path}: clean writes tables of version 6, 8 and 9 (this table is version {cfg.version})"
         )
 
 
@@ -297,7 +298,8 @@ def execute_clean(
     t = instant.requested_time
     writer = table.timeline_writer()
     if instant.state == State.REQUESTED:
-        writer.start(Action.CLEAN, t, plan.to_bytes())  # Java's transitionCleanRequestedToInflight keeps the plan
+        # Java's transitionCleanRequestedToInflight keeps the plan on layout 1, writes an empty file on layout 2
+        writer.start(Action.CLEAN, t, plan.to_bytes() if table.config.timeline_layout < 2 else b"")
     _crash_point("after-inflight")
     storage, base = table.storage, table.base_path
     entries = planned_paths(plan)

@@ -10,8 +10,8 @@ def check_compactable(table: HudiTable) -> None:
     """Refuse tables we cannot compact, with the setting to change."""
     cfg = table.config
     cfg.refuse_metadata_table(table.base_path, "compact")
-    if not cfg.is_mor or cfg.version != 6:
+    if not cfg.is_mor or cfg.version not in (6, 8, 9):
         raise UnsupportedTableError(
-            f"{table.base_path}: compaction needs a MERGE_ON_READ table version 6 "
+            f"{table.base_path}: compaction needs a MERGE_ON_READ table of version 6, 8 or 9 "
             f"(this is {cfg.table_type} version {cfg.version})"
         )

@@ -15,7 +15,6 @@ compaction is found and continued).
 from __future__ import annotations
 
 import logging
-import posixpath
 import time
 
 from hudi_meta.compaction.preconditions import check_compactable
@@ -128,7 +127,7 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
 
 def _plan_if_present(table: HudiTable, target: str) -> CompactionPlan | None:
     requested = Instant(target, Action.COMPACTION, State.REQUESTED)
-    if not table.storage.exists(posixpath.join(table.timeline_path, requested.file_name(1))):
+    if not table.storage.exists(table.timeline.path_of(requested)):
         return None
     try:
         return table.compaction_plan(target)

@@ -210,6 +210,8 @@ def plan_breakers(table: HudiTable, plan: CompactionPlan, instant: str) -> list[
     log file in the plan's slice that sorts at or before a name the plan reserves (its carry log and links come
     from older writes, and readers would merge them after it). Taking the plan back moves both into the slice the
     plan compacted, after its log files, where they merge in the order they were written."""
+    if table.config.version >= 8:
+        return _plan_breakers_by_completion(table, plan, instant)
     listing = Listing(table)
     found = []
     for op in plan.operations:
@@ -228,8 +230,40 @@ def plan_breakers(table: HudiTable, plan: CompactionPlan, instant: str) -> list[
     return found
 
 
+def _plan_breakers_by_completion(table: HudiTable, plan: CompactionPlan, instant: str) -> list[PlanBreaker]:
+    """`plan_breakers` on versions 8 and 9, where a log file belongs to the slice its write completed in (the file
+    system view says which): a log file of a compacted slice the plan does not know, and a log file of the plan's
+    slice, not one the plan reserves, that sorts at or before a reserved name (a write requested before the
+    compaction that completed after it was planned)."""
+    groups = {(fg.partition, fg.file_id): fg for fg in table.all_file_groups()}
+    found = []
+    for op in plan.operations:
+        partition = op.partition_path or ""
+        fg = groups.get((partition, op.file_id))
+        if fg is None:
+            continue
+        known = {posixpath.basename(p) for p in op.delta_file_paths} | {s.target for s in op.symlink_operations}
+        compacted = fg.slices.get(op.base_instant_time or "")
+        for lf in compacted.sorted_logs() if compacted is not None else []:
+            if lf.name not in known:
+                found.append(PlanBreaker(rel(partition, lf.name), True, instant))
+        reserved = reserved_log_files(plan, op, instant)
+        own = fg.slices.get(instant)
+        if not reserved or own is None:
+            continue
+        last = max(LogFileName.parse(n).sort_key() for n in reserved)
+        for lf in own.sorted_logs():
+            if lf.name not in reserved and lf.parsed.sort_key() <= last:
+                found.append(PlanBreaker(rel(partition, lf.name), False, instant))
+    return found
+
+
 def appended_moves(table: HudiTable, plan: CompactionPlan, instant: str, listing: Listing) -> list[Move]:
-    """Every appended log file of the plan's slices, moved back into the slice its operation compacted."""
+    """Every appended log file of the plan's slices, moved back into the slice its operation compacted. None on
+    versions 8 and 9: there a log file belongs to the slice its write completed in, so once the plan is gone the
+    files written into its slice belong to the slice before it as they are (docs/hudi-1x.md section 4)."""
+    if table.config.version >= 8:
+        return []
     moves = []
     for op in plan.operations:
         partition = op.partition_path or ""
@@ -249,8 +283,8 @@ def owned_files(table: HudiTable, plan: CompactionPlan, instant: str, listing: L
 
 
 def instant_path(table: HudiTable, instant: Instant) -> str:
-    """An instant file's path relative to the base path (layout 1)."""
-    return posixpath.relpath(posixpath.join(table.timeline_path, instant.file_name(1)), table.base_path)
+    """An instant file's path relative to the base path (a layout-2 completed instant names its completion time)."""
+    return posixpath.relpath(table.timeline.path_of(instant), table.base_path)
 
 
 def journal_path(table: HudiTable, instant: str) -> str:
@@ -298,7 +332,8 @@ def plan_undo(table: HudiTable, plan: CompactionPlan | None, instant: str) -> Un
     """The steps that take compaction `instant` back (`plan` None: its plan is already gone)."""
     storage = table.storage
     listing = Listing(table)
-    completed = Instant(instant, Action.COMMIT, State.COMPLETED)
+    done = table.timeline.instant(instant)
+    completed = done if done is not None and done.is_completed else Instant(instant, Action.COMMIT, State.COMPLETED)
     commit_file = instant_path(table, completed)
     has_commit = table.timeline.is_compaction(instant) and storage.exists(posixpath.join(table.base_path, commit_file))
     journal = read_journal(table, instant)
@@ -316,7 +351,7 @@ def plan_undo(table: HudiTable, plan: CompactionPlan | None, instant: str) -> Un
             Instant(instant, Action.COMPACTION, State.INFLIGHT),
             Instant(instant, Action.COMPACTION, State.REQUESTED),
         )
-        if storage.exists(posixpath.join(table.timeline_path, i.file_name(1)))
+        if storage.exists(table.timeline.path_of(i))
     ]
     return UndoSteps(
         instant=instant,

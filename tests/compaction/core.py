@@ -23,7 +23,6 @@ from hudi_meta.format.file_names import log_file_name
 from hudi_meta.format.links import LinkMode
 from hudi_meta.table.markers import delete_markers
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
 
@@ -58,6 +57,7 @@ def create_core_table(
     payload: str = DEFAULT_PAYLOAD,
     options: dict[str, object] | None = None,
     props: dict[str, str] | None = None,
+    version: int = 6,
 ) -> HudiTable:
     """A v6 MOR table of rows (id, ts, region, amount): key `id`, `ts` the ordering and event-time field,
     partitioned by `region`, instant times in UTC, at a path or URI (with fsspec storage `options`), with
@@ -75,6 +75,7 @@ def create_core_table(
             **(props or {}),
         },
         options=options,
+        version=version,
     )
 
 
@@ -84,10 +85,15 @@ class CoreTable:
     partition = "region=eu"
 
     def __init__(
-        self, path: Path, payload: str = DEFAULT_PAYLOAD, name: str = "core", props: dict[str, str] | None = None
+        self,
+        path: Path,
+        payload: str = DEFAULT_PAYLOAD,
+        name: str = "core",
+        props: dict[str, str] | None = None,
+        version: int = 6,
     ) -> None:
         self.path = str(path)
-        create_core_table(self.path, name, payload, props=props)
+        create_core_table(self.path, name, payload, props=props, version=version)
         self.file_id: str | None = None
 
     @property
@@ -199,7 +205,8 @@ def foreign_commit(w: WriteClient) -> None:
     metadata = CommitMetadata(operation_type="UPSERT", extra_metadata={"schema": w.context.avro_schema(schema, False)})
     for stat in w.stats:
         metadata.partition_to_write_stats.setdefault(stat.partition_path, []).append(stat)
-    TimelineWriter(w.table.storage, w.table.timeline_path).complete(w.action, w.instant, metadata.to_json())
+    layout = w.table.config.timeline_layout
+    w.table.timeline_writer().complete(w.action, w.instant, metadata.to_bytes(layout))
     delete_markers(w.table.storage, w.table.meta_path, w.instant)
     w.close()
 
