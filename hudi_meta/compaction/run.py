@@ -97,6 +97,8 @@ class CompactionContext:
     carry: bool = True  # the plan keeps version 1 of its slices for the carry log
     base_uri: str = ""
     storage_options: dict[str, object] = field(default_factory=dict)
+    # versions 8 and 9: completion time of each completed instant (a log file's slice is where its write completed)
+    completion_times: dict[str, str] = field(default_factory=dict)
 
     def storage(self) -> Storage:
         return storage_for(self.base_uri or self.base_path, self.storage_options)[0]
@@ -108,6 +110,15 @@ class CompactionContext:
     def committed(self, instant: str) -> bool:
         """Blocks of the log files that stay: committed when the run started (later ones too)."""
         return is_committed(instant, self.completed, self.first_active_instant)
+
+    def in_own_slice(self, log: LogFileName) -> bool:
+        """Whether a log file of an operation's file group belongs to the compaction's slice: named by the
+        compaction instant (version 6; links and carry logs too), or, on versions 8 and 9, written by a write that
+        completed after the compaction instant."""
+        if log.instant == self.instant:
+            return True
+        done = self.completion_times.get(log.instant)
+        return done is not None and done > self.instant
 
     def visible(self, instant: str) -> bool:
         """Blocks the merge uses: committed before the compaction instant (archived ones included)."""
@@ -227,7 +238,7 @@ def _rest_log_files(storage: Storage, directory: str, op: CompactionOperation, c
     appended = []
     for info in storage.list_dir(directory):
         parsed = LogFileName.try_parse(info.name)
-        if parsed and parsed.file_id == op.file_id and parsed.instant == ctx.instant and info.name not in reserved:
+        if parsed and parsed.file_id == op.file_id and ctx.in_own_slice(parsed) and info.name not in reserved:
             appended.append(parsed)
     return [s.target for s in op.symlink_operations] + [p.name for p in sorted(appended, key=LogFileName.sort_key)]
 
@@ -375,6 +386,7 @@ def _context(table: HudiTable, plan: CompactionPlan, instant: str) -> Compaction
         event_time_field=field_name,
         base_uri=table.uri,
         storage_options=table.storage.options,
+        completion_times=dict(inputs.completed) if table.config.version >= 8 else {},
     )
 
 
@@ -382,7 +394,8 @@ def _laid_out_before_a_write(
     table: HudiTable, ctx: CompactionContext, ops: Sequence[CompactionOperation]
 ) -> list[CompactionOperation]:
     """The operations whose layout did not see a write that has committed since into their new slice (a log
-    file of the compaction's instant). Only order-sensitive merges look at those files (`_rest_log_files`)."""
+    file of the compaction's instant; on versions 8 and 9 any). Only order-sensitive merges look at those files
+    (`_rest_log_files`)."""
     if not order_sensitive(TableConfig(ctx.props).merge_spec()):
         return []
     table.reload()
@@ -393,7 +406,8 @@ def _laid_out_before_a_write(
             continue
         for stat in tl.commit_metadata(w).write_stats():
             parsed = LogFileName.try_parse(stat.file_name)
-            if parsed is not None and parsed.instant == ctx.instant:
+            # on versions 8 and 9 a write that completed since the run began is in the compaction's slice
+            if parsed is not None and (parsed.instant == ctx.instant or table.config.version >= 8):
                 touched.add((stat.partition_path, parsed.file_id))
     return [op for op in ops if (op.partition_path or "", op.file_id) in touched]
 

@@ -151,7 +151,17 @@ def classify(
             owned.append(("delete_copy", name))
         else:
             appended.append(name)
+    if table.config.version >= 8:  # writes name their files by their own instants and complete into slice C
+        appended += _written_into_slice(table, partition, op.file_id, instant)
     return owned, appended
+
+
+def _written_into_slice(table: HudiTable, partition: str, file_id: str, instant: str) -> list[str]:
+    """Versions 8 and 9: the log files writers completed into slice `instant` of a file group, in log order."""
+    for fg in table.all_file_groups():
+        if (fg.partition, fg.file_id) == (partition, file_id) and instant in fg.slices:
+            return [lf.name for lf in fg.slices[instant].sorted_logs() if lf.parsed.instant != instant]
+    return []
 
 
 def _blocks_all_of(table: HudiTable, path: str, instant: str) -> bool:

@@ -468,6 +468,7 @@ class WriteClient:
             times = [i.requested_time for i in self.table.timeline.instants]
             if times and max(times) >= self.instant:
                 self.instant = self.table.new_instant_time()
+                self._rename_planned_logs()
         self.heartbeat = Heartbeat(self.table.storage, self.table.meta_path, self.instant, self.heartbeat_config)
         self.heartbeat.start()
         try:
@@ -477,6 +478,16 @@ class WriteClient:
             self.heartbeat.stop(delete=not self.table.storage.exists(self._pending_path(State.REQUESTED)))
             raise
         return self.instant
+
+    def _rename_planned_logs(self) -> None:
+        """Versions 8 and 9 name a log file by its write's instant: targets planned before the instant changed
+        take the new one (their slices stay as planned, so a conflict with a plan made since is still found)."""
+        if not hasattr(self, "_targets") or self.table.config.version < 8:
+            return
+        for key, target in self._targets.items():
+            planned = LogFileName.parse(target.log_file)
+            renamed = LogFileName(planned.file_id, self.instant, planned.version, planned.write_token).name
+            self._targets[key] = dataclasses.replace(target, log_file=renamed)
 
     def _pending_path(self, state: State) -> str:
         return posixpath.join(

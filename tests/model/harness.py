@@ -52,12 +52,16 @@ from hudi_meta.table.instant import WRITE_ACTIONS
 from hudi_meta.table.markers import APPEND, create_marker
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.write_targets import FileGroupTarget
+from hudi_meta.table.writer import COMMIT_TIME_MERGE_STRATEGY as COMMIT_TIME
+from hudi_meta.table.writer import EVENT_TIME_MERGE_STRATEGY as EVENT_TIME
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
 from tests.compaction.core import foreign_commit
 from tests.crashes import Crash, crash_at
 from tests.index.summary_model import summary_drift
 from tests.model.model import (
+    COMMIT_TIME_ORDERING,
     DEFAULT_PAYLOAD,
+    EVENT_TIME_ORDERING,
     OVERWRITE_PAYLOAD,
     FileGroupModel,
     TableModel,
@@ -144,7 +148,7 @@ class PendingPlan:
 
 @dataclass
 class ModelTable:
-    """A v6 MOR table with 2 partitions x 2 buckets, written by the core writer, and its model."""
+    """A MOR table (version 6, 8 or 9) with 2 partitions x 2 buckets, written by the core writer, and its model."""
 
     root: str
     payload: str = DEFAULT_PAYLOAD
@@ -166,9 +170,10 @@ class ModelTable:
     runner: Callable[[HudiTable, str], object] = run_compaction  # executes a plan (locally, or on Spark)
     # False: hoodie.properties names no event-time field; the index is given it (`index --event-time-field ts`)
     field_in_properties: bool = True
+    version: int = 6  # the Hudi table version (6: timeline layout 1; 8 and 9: Hudi 1.x, layout 2)
 
     def __post_init__(self) -> None:
-        self.model = TableModel(self.payload)
+        self.model = TableModel(self._merge_rule())
         self.path = os.path.join(self.root, "t")
         create_table(
             self.path,
@@ -178,13 +183,28 @@ class ModelTable:
             ["part"],
             event_time_field="ts" if self.field_in_properties else None,
             buckets=BUCKETS,
-            extra_props={"hoodie.compaction.payload.class": self.payload, **HEARTBEAT_PROPS},
+            extra_props={"hoodie.compaction.payload.class": self.payload, **HEARTBEAT_PROPS, **self._merge_props()},
+            version=self.version,
         )
         self.engine = new_engine(self.root, "store.db")
         if not self.field_in_properties:
             Indexer(self.engine, self.table).run("ts")
         self.file_ids: dict[tuple[str, int], str] = {}
         self.catalog = MemoryCatalog()
+
+    def _merge_rule(self) -> str:
+        """What the model merges by: the payload class on version 6, the merge mode it stands for on 8 and 9."""
+        if self.version < 8:
+            return self.payload
+        return COMMIT_TIME_ORDERING if self.payload == OVERWRITE_PAYLOAD else EVENT_TIME_ORDERING
+
+    def _merge_props(self) -> dict[str, str]:
+        """On versions 8 and 9 the merge mode the payload stands for (Java's 1.x upgrade maps them the same way)."""
+        if self.version < 8:
+            return {}
+        if self.payload == OVERWRITE_PAYLOAD:
+            return {"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING", "hoodie.record.merge.strategy.id": COMMIT_TIME}
+        return {"hoodie.record.merge.mode": "EVENT_TIME_ORDERING", "hoodie.record.merge.strategy.id": EVENT_TIME}
 
     def close(self) -> None:
         for w in self.open_writers.values():
@@ -794,7 +814,11 @@ class ModelTable:
                 assert got_tt == want, f"time travel as of {as_of} differs from the model: " + _rows_diff(got_tt, want)
             begin, end = sorted((active[pick(len(active))], active[pick(len(active))]))
             got_inc = self.read_as_of(Query("incremental", begin=begin, end=end), end)
-            want = rows(self.model.incremental(begin, end))
+            chosen = None
+            if self.version >= 8:  # 1.x: commits chosen by completion time (docs/hudi-1x.md section 2)
+                done = {i.requested_time: i.completion_time or i.requested_time for i in table.timeline.completed()}
+                chosen = {t for t, c in done.items() if begin < c <= end}
+            want = rows(self.model.incremental(begin, end, chosen))
             if got_inc is not None:
                 assert got_inc == want, f"incremental ({begin}, {end}] differs: " + _rows_diff(got_inc, want)
         # hudi-rs does not count instants archived away as committed (Java does: `containsOrBeforeTimelineStarts`)
@@ -860,7 +884,8 @@ def _recorded_threshold(plan: CompactionPlan) -> int | None:
 
 def _inputs_at_or_before(model: TableModel, instant: str, threshold: int) -> dict[str, tuple[Version, bool]]:
     """Per key of the slices compaction `instant` merged: its last version at or before T among the merged
-    inputs when that is data (a lower bound, no merge rules), and whether a delete was merged after it."""
+    inputs when that is data (a lower bound, no merge rules), and whether a delete was merged after it (1.x
+    event-time ordering: a delete with a larger ordering value wins wherever it is in log order)."""
     out: dict[str, tuple[Version, bool]] = {}
     for fg in model.groups.values():
         cuts = [i for i, c in enumerate(fg.cuts) if c.instant == instant]
@@ -876,11 +901,24 @@ def _inputs_at_or_before(model: TableModel, instant: str, threshold: int) -> dic
         ]
         last: dict[str, Version] = {}
         deleted_after: dict[str, bool] = {}
+        # 1.x event-time ordering: per key the largest ordering value of a delete merged at or before T (the key's
+        # winner there is that delete, wherever it is in log order), and after T (deleted after its version)
+        beaten: dict[tuple[str, bool], int] = {}
         for v in inputs:
+            if v.is_delete and v.ordering is not None and model.payload == EVENT_TIME_ORDERING:
+                side = (v.key, v.event_time <= threshold)
+                beaten[side] = max(beaten.get(side, v.ordering), v.ordering)
             if v.event_time <= threshold:
                 last[v.key] = v
                 deleted_after[v.key] = False
             elif v.is_delete and v.key in last:
                 deleted_after[v.key] = True
+        for k, v in list(last.items()):
+            if v.is_delete or v.ordering is None:
+                continue
+            if beaten.get((k, True), v.ordering) > v.ordering:
+                del last[k]  # deleted at or before T
+            elif beaten.get((k, False), v.ordering) > v.ordering:
+                deleted_after[k] = True
         out.update({k: (v, deleted_after[k]) for k, v in last.items() if not v.is_delete})
     return out

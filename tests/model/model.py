@@ -8,6 +8,12 @@ Merge rules (Java 0.x, `HoodieMergedLogRecordScanner` + the payload classes), wo
 - log vs base (`combineAndGetUpdateValue`): a delete always wins; `OverwriteWithLatestAvroPayload` lets the log
   record win whatever its ordering value; `DefaultHoodieRecordPayload` and `EventTimeAvroPayload` keep the
   base record when its ordering value is larger (ties to the log record).
+Hudi 1.x (table versions 8 and 9) names merge modes instead (`RecordMergeMode`, docs/hudi-1x.md): the model takes
+them in place of a payload class:
+- `COMMIT_TIME_ORDERING`: the later record in log order wins, deletes included, and a log record beats the base.
+- `EVENT_TIME_ORDERING`: log vs log as above, except that a data record after a delete with an ordering value
+  wins only with an ordering value at least as large; log vs base by ordering value (ties to the log record), a
+  delete too: a delete with an ordering value loses to a base record with a larger one; one without always wins.
 Because log-vs-base and log-vs-log differ, the result depends on which writes a compaction merged into the
 base file, so the model keeps the layout: per file group, the writes in log order and the compaction cuts.
 
@@ -27,6 +33,8 @@ DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.EventTimeAvroPayload"
 PAYLOADS = (DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, EVENT_TIME_PAYLOAD)
+COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"  # the 1.x merge modes, used in place of a payload class
+EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z; event times are T0 + seconds * 1000
 
@@ -70,23 +78,18 @@ def _log_order_value(v: Version) -> int:
 
 
 def merge(base: Version | None, logs: Iterable[Version], payload: str) -> Version | None:
-    """The merge winner of a base record and log records (in log order); None or a delete: absent."""
-    cur: Version | None = None
-    for r in logs:
-        if cur is None:
-            cur = r
-        elif r.is_delete:
-            if r.ordering is None or not _log_order_value(cur) > r.ordering:
-                cur = r
-        elif cur.is_delete:
-            cur = r  # natural order after a delete
-        elif r.ordering is not None and cur.ordering is not None and r.ordering >= cur.ordering:
-            cur = r
+    """The merge winner of a base record and log records (in log order); None or a delete: absent. `payload`: a
+    0.x payload class, or a 1.x merge mode."""
+    cur = _log_winner(logs, payload)
     if cur is None:
         return base
     if cur.is_delete:
+        ordering = cur.ordering
+        if payload == EVENT_TIME_ORDERING and ordering is not None and base is not None and not base.is_delete:
+            assert base.ordering is not None
+            return base if base.ordering > ordering else None
         return None
-    if payload == OVERWRITE_PAYLOAD or base is None or base.is_delete:
+    if payload in (OVERWRITE_PAYLOAD, COMMIT_TIME_ORDERING) or base is None or base.is_delete:
         return cur
     assert cur.ordering is not None and base.ordering is not None
     return cur if cur.ordering >= base.ordering else base
@@ -224,8 +227,11 @@ class TableModel:
             out.update(fold(cut.base_a, list(cut.exact_log) + logs, self.payload))
         return out
 
-    def incremental(self, begin: str, end: str) -> dict[str, Version]:
-        """What the commits in (begin, end] wrote: the keys whose version as of `end` was written in range."""
+    def incremental(self, begin: str, end: str, chosen: set[str] | None = None) -> dict[str, Version]:
+        """What the commits in (begin, end] wrote: the keys whose version as of `end` was written in range. On
+        versions 8 and 9 a commit is in range by its completion time: `chosen` names those commits."""
+        if chosen is not None:
+            return {k: v for k, v in self.snapshot(end).items() if v.instant in chosen}
         return {k: v for k, v in self.snapshot(end).items() if begin < v.instant <= end}
 
     def read_optimized(self) -> dict[str, Version]:
@@ -253,16 +259,20 @@ class TableModel:
         )
 
 
-def _log_winner(logs: Iterable[Version]) -> Version | None:
-    """The merge winner among log records alone (a delete included), by the same rules as `merge`."""
+def _log_winner(logs: Iterable[Version], payload: str) -> Version | None:
+    """The merge winner among log records alone (a delete included), by the rules of `merge`."""
     cur: Version | None = None
     for r in logs:
-        if cur is None:
+        if cur is None or payload == COMMIT_TIME_ORDERING:
             cur = r
         elif r.is_delete:
             if r.ordering is None or not _log_order_value(cur) > r.ordering:
                 cur = r
-        elif cur.is_delete or r.ordering is not None and cur.ordering is not None and r.ordering >= cur.ordering:
+        elif cur.is_delete:
+            ordered = payload == EVENT_TIME_ORDERING and cur.ordering is not None and r.ordering is not None
+            if not (ordered and r.ordering < cur.ordering):  # type: ignore[operator]
+                cur = r  # natural order after a delete (1.x: a delete with an ordering value compares it)
+        elif r.ordering is not None and cur.ordering is not None and r.ordering >= cur.ordering:
             cur = r
     return cur
 
@@ -300,7 +310,7 @@ def _layout(
         now = merge(b, c + r, payload)
         w = merge(b, c, payload)
         a = merge(b if b is not None and before_t(b) else None, [v for v in c if before_t(v)], payload)
-        winner = _log_winner(c)
+        winner = _log_winner(c, payload)
         w_carried = w if w is not None else (winner if winner is not None and winner.is_delete else None)
         plain: list[tuple[Version | None, Version | None]] = [(w, None), (w, winner)]
         # design 5: W goes to the carry log only where it differs from A (where A alone keeps the snapshot)
