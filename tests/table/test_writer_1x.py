@@ -124,3 +124,28 @@ def test_a_failed_write_is_rolled_back_by_deleting_its_files(tmp_path: Path, ver
     assert rs_rows(tmp_path / "t", HudiReadOptions()) == before
     names = [p.name for p in (tmp_path / "t" / ".hoodie" / "timeline").iterdir()]
     assert not [n for n in names if n.startswith(w.instant)]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_writer_that_takes_a_new_instant_at_begin_names_its_files_by_it(tmp_path: Path, version: int) -> None:
+    """A client that planned its files, then began after another write: it takes an instant after every instant
+    there is, and its log files are named by that instant, the one that commits (section 3); else they would
+    belong to no completed write and their records would never be read."""
+    table = write_demo(tmp_path / "t", version)
+    fid = table.file_groups()[0].file_id
+    partition = table.file_groups()[0].partition
+    late = WriteClient(HudiTable.open(str(tmp_path / "t")))
+    late.targets()  # planned with its first instant
+    first = late.instant
+    other = WriteClient(HudiTable.open(str(tmp_path / "t")))
+    other.begin()
+    other.commit()
+    late.begin()
+    assert late.instant > first
+    stat = late.append_log(partition, fid, batch(partition.split("=")[1], [50], 9_000))
+    late.commit()
+    assert LogFileName.parse(stat.log_files[0] if stat.log_files else "").instant == late.instant
+    region = partition.split("=")[1]
+    assert {"id": f"{region}-50", "ts": 9_050, "amount": 75.0, "region": region} in ours(
+        HudiTable.open(str(tmp_path / "t")), Query("snapshot")
+    )
