@@ -146,6 +146,11 @@ class CleanConfigError(HudiMetaError):
     """A clean policy or retention that Hudi would refuse (unknown policy, negative or non-numeric retention)."""
 
 
+class ArchivalConfigError(HudiMetaError):
+    """Archival limits Hudi would refuse (`hoodie.keep.max.commits` not above `hoodie.keep.min.commits`, or that
+    not above `hoodie.clean.commits.retained`)."""
+
+
 class ConfigError(HudiMetaError):
     """A configuration file that cannot be used, with the file and key to fix."""
 

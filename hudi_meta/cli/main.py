@@ -33,6 +33,7 @@ from sqlalchemy.exc import (
 )
 
 from hudi_meta.cli import (
+    archive_command,
     check_command,
     clean_command,
     compaction_admin_commands,
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     compaction_commands.add_commands(sub)
     compaction_admin_commands.add_commands(sub)
     clean_command.add_commands(sub)
+    archive_command.add_commands(sub)
     check_command.add_commands(sub)
     freshness_command.add_commands(sub)
     sync_command.add_commands(sub)

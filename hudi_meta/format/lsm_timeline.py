@@ -34,6 +34,9 @@ INSTANT_VERSION = 1  # the row version Java writes (LSMTimeline.LSM_TIMELINE_INS
 _MANIFEST_NAME = re.compile(r"manifest_([0-9]+)")  # full match: `.tmp` and other names are not manifests
 _DATA_FILE_NAME = re.compile(r"([0-9]+)_([0-9]+)_([0-9])\.parquet")  # min, max requested time, one-digit layer
 _DIGITS = re.compile(r"[0-9]+")
+# what `archived_times` reads: the bytes columns stay on disk (the small `version` is read, to refuse a file Java
+# could not read either)
+_TIME_COLUMNS = frozenset({"instantTime", "completionTime", "action", "version"})
 
 _AVRO_SCHEMA = load_schema("HoodieLSMTimelineInstant")
 # The Parquet shape Java's Avro writer gives the record (the Avro schema also rides in the footer, as there).
@@ -144,29 +147,42 @@ def read_history(storage: Storage, history_path: str) -> list[ArchivedInstant]:
 def completion_times(storage: Storage, history_path: str) -> dict[str, str]:
     """Requested time -> completion time of every archived instant (a null completion time is the requested
     time, as Java reads it). Two rows of one requested time with different completion times raise."""
-    times: dict[str, str] = {}
-    for instant in read_history(storage, history_path):
-        known = times.setdefault(instant.requested_time, instant.completion_time)
-        if known != instant.completion_time:
-            raise CorruptFileError(
-                f"{history_path}: archived instant {instant.requested_time} has two completion times, {known} and "
-                f"{instant.completion_time}; restore the history"
-            )
-    return times
+    return {requested: completion for requested, (completion, _) in archived_times(storage, history_path).items()}
+
+
+def archived_times(storage: Storage, history_path: str) -> dict[str, tuple[str, str | None]]:
+    """Requested time -> (completion time, action) of every archived instant, read without the metadata and plan
+    columns. The same rules as `completion_times`: a file that cannot be read raises, never reads as fewer."""
+    times: dict[str, tuple[str, str | None]] = {}
+    manifest = latest_manifest(storage, history_path)
+    for name in manifest.file_names:
+        for instant in _read_data_file(storage, history_path, name, manifest, _TIME_COLUMNS):
+            known = times.setdefault(instant.requested_time, (instant.completion_time, instant.action))
+            if known[0] != instant.completion_time:
+                raise CorruptFileError(
+                    f"{history_path}: archived instant {instant.requested_time} has two completion times, "
+                    f"{known[0]} and {instant.completion_time}; restore the history"
+                )
+    return dict(sorted(times.items()))
 
 
 def _names(storage: Storage, directory: str) -> list[str]:
     return [info.name for info in storage.list_dir(directory) if not info.is_dir]
 
 
-def _read_data_file(storage: Storage, history_path: str, name: str, manifest: Manifest) -> list[ArchivedInstant]:
+def _read_data_file(
+    storage: Storage, history_path: str, name: str, manifest: Manifest, only: frozenset[str] | None = None
+) -> list[ArchivedInstant]:
+    """The rows of one data file; with `only`, just those columns are read (the others read as their defaults)."""
     path = posixpath.join(history_path, name)
     listed_by = f"listed by {MANIFEST_PREFIX}{manifest.version}"
     if not storage.exists(path):
         raise CorruptFileError(f"{path}: {listed_by} but missing; archived instants would be lost: restore it")
     try:
         with storage.open_arrow(path) as f:
-            table = pq.read_table(f)
+            parquet = pq.ParquetFile(f)
+            names = [n for n in parquet.schema_arrow.names if only is None or n in only]
+            table = parquet.read(columns=names)
         columns = {field.name: _column(table, field) for field in LSM_INSTANT_SCHEMA}
     except (OSError, pa.ArrowException) as e:
         reason = " ".join(str(e).split())

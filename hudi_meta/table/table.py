@@ -38,6 +38,7 @@ from hudi_meta.errors import (
     UnsupportedTableError,
 )
 from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.lsm_timeline import archived_times
 from hudi_meta.format.properties import parse_properties
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.storage import Storage, storage_for
@@ -54,7 +55,7 @@ from hudi_meta.table.fs_view import (
     latest_slice_for_snapshot,
     visible_groups,
 )
-from hudi_meta.table.instant import Action
+from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.merge import MergeSpec
 from hudi_meta.table.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_meta.table.times import parse_instant
@@ -73,8 +74,9 @@ class Query:
     begin: str | None = None
     end: str | None = None
     as_of: str | None = None
-    # timeline layout 2: the active writes whose completion time lies in (begin, end], and the first active instant
-    # (set by `HudiTable.resolve`); an incremental read of a 1.x table selects commits by completion time
+    # timeline layout 2: the writes (active or archived) whose completion time lies in (begin, end], and the first
+    # instant whose completion time the table knows (set by `HudiTable.resolve`); an incremental read of a 1.x table
+    # selects commits by completion time
     completed_in_range: frozenset[str] | None = None
     first_active: str | None = None
 
@@ -121,8 +123,8 @@ class Query:
         if self.end is not None:
             keep = pc.and_(keep, pc.less_equal(times, self.end))
         if self.completed_in_range is not None:
-            # 1.x: an active commit counts by its completion time; an archived one (before the first active instant)
-            # by its requested time, until archived completion times are read
+            # 1.x: a commit counts by its completion time; one older than every instant the table knows (neither
+            # active nor in the history) by its requested time
             chosen = pc.is_in(times, pa.array(sorted(self.completed_in_range), pa.string()))
             archived = pc.less(times, self.first_active) if self.first_active else pa.scalar(False)
             keep = pc.or_(chosen, pc.and_(archived, keep))
@@ -205,9 +207,25 @@ class HudiTable:
         config = self.config
         return TimelineWriter(self.storage, self.timeline_path, config.timeline_layout, config.timeline_timezone)
 
+    @property
+    def history_path(self) -> str:
+        """The LSM history of a layout-2 table's archived instants (`hoodie.timeline.history.path`)."""
+        return posixpath.join(self.timeline_path, self.config.props.get("hoodie.timeline.history.path") or "history")
+
+    @cached_property
+    def archived(self) -> dict[str, tuple[str, str | None]]:
+        """Requested time -> (completion time, action) of the instants archival moved to the LSM history (layout 2;
+        empty on layout 1 and before the first archival), read on first use (cached until `reload`). A history
+        that cannot be read whole raises CorruptFileError: an archived delta commit taken for pending, or given its
+        requested time, puts its log file in the wrong slice (apache/hudi#14365)."""
+        if self.config.timeline_layout < 2:
+            return {}
+        return archived_times(self.storage, self.history_path)
+
     def reload(self) -> None:
         """Forget the cached timeline, listing and view, so the next call sees what was committed since."""
         self.__dict__.pop("timeline", None)
+        self.__dict__.pop("archived", None)
         self.__dict__.pop("_listing", None)
         self.__dict__.pop("_view_inputs", None)
 
@@ -260,9 +278,13 @@ class HudiTable:
                 # the carry log is not among them: its blocks are of the pending instant, which readers skip anyway,
                 # and a writer that did not know the plan may have taken its name (its records must be read)
                 planned.update(((partition, s.symlink), s.target) for s in op.symlink_operations)
+        # archived completion times first: an archival killed before its deletes leaves an instant in both places,
+        # and the active copy counts
+        completed = {t: done for t, (done, _) in self.archived.items()}
+        completed.update({i.requested_time: (i.completion_time or i.requested_time) for i in tl.completed()})
         return ViewInputs(
             table_version=self.config.version,
-            completed={i.requested_time: (i.completion_time or i.requested_time) for i in tl.completed()},
+            completed=completed,
             first_active_instant=tl.first_instant_time,
             pending_compactions=pending,
             replaced=frozenset(tl.replaced_file_ids()),
@@ -311,14 +333,13 @@ class HudiTable:
             )
         if resolved.kind == "incremental" and self.config.timeline_layout >= 2:
             begin, end = resolved.begin or "", resolved.end
-            chosen = frozenset(
-                i.requested_time
-                for i in self.timeline.completed_writes()
-                if (done := i.completion_time or i.requested_time) > begin and (end is None or done <= end)
+            writes = {t: done for t, (done, action) in self.archived.items() if action in WRITE_ACTIONS}
+            writes.update(
+                (i.requested_time, i.completion_time or i.requested_time) for i in self.timeline.completed_writes()
             )
-            resolved = dataclasses.replace(
-                resolved, completed_in_range=chosen, first_active=self.timeline.first_instant_time
-            )
+            chosen = frozenset(t for t, done in writes.items() if done > begin and (end is None or done <= end))
+            first_known = min(self.archived, default=None) or self.timeline.first_instant_time
+            resolved = dataclasses.replace(resolved, completed_in_range=chosen, first_active=first_known)
         return resolved
 
     def plan_reads(self, query: Query | str) -> list[SliceRead]:

@@ -29,6 +29,7 @@ ALL = dict(commands(build_parser()))
 
 def test_the_commands_are_the_documented_ones() -> None:
     assert sorted(ALL) == [
+        "archive",
         "check",
         "clean",
         "compaction repair",
