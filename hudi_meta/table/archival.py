@@ -93,7 +93,8 @@ class ActiveAction:
 
     @property
     def pending_files(self) -> list[Instant]:
-        return [f for f in self.files if not f.is_completed]
+        """Requested, then inflight (the order Java deletes them in)."""
+        return sorted((f for f in self.files if not f.is_completed), key=lambda f: f.state != State.REQUESTED)
 
     @property
     def pending_action(self) -> Action | None:
