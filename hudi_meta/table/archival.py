@@ -231,6 +231,8 @@ def _archive(table: HudiTable, settings: ArchivalSettings, execute: bool) -> Arc
         append_history(table.storage, table.history_path, [_history_row(table, a) for a in chosen])
         log.info("archived %d instants of %s into %s", len(chosen), table.base_path, history_file)
         _crash.reach("after-history")
+    if leftovers:
+        log.info("finishing %d instants of %s an earlier archival left", len(leftovers), table.base_path)
     _delete(table, [*leftovers, *chosen], report.instants)
     return report
 
