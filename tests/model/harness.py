@@ -46,6 +46,8 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
+from hudi_meta.table.archival import archive_timeline
+from hudi_meta.table.archival_plan import ArchivalSettings
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
 from hudi_meta.table.failed_writes import rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.instant import WRITE_ACTIONS
@@ -652,8 +654,11 @@ class ModelTable:
     # ---- archival and index -----------------------------------------------------------------------------
 
     def archive(self, count: int) -> list[str]:
-        """What Java's archiver leaves: the oldest completed instants (before any pending one, keeping the
-        newest two) leave the active timeline."""
+        """Version 6: what Java's archiver leaves: the oldest completed instants (before any pending one, keeping
+        the newest two) leave the active timeline. Versions 8 and 9: hudi-meta's archiver, limits set so that up to
+        `count` commits go (its own rules may keep more)."""
+        if self.version >= 8:
+            return self._archive_1x(count)
         tl = self.table.timeline
         pending = [i.requested_time for i in tl.pending()]
         first_pending = min(pending) if pending else None
@@ -668,6 +673,18 @@ class ModelTable:
         self.archived = self.archived or bool(times)
         self.log.append(f"archive {sorted(times)}")
         return sorted(times)
+
+    def _archive_1x(self, count: int) -> list[str]:
+        table = self.table
+        commits = [i for i in table.timeline.completed() if i.action in WRITE_ACTIONS]
+        low = len(commits) - count
+        if count < 2 or low < 1:
+            return []
+        report = archive_timeline(table, dry_run=False, settings=ArchivalSettings(low, len(commits) - 1))
+        times = sorted(i.instant for i in report.archived)
+        self.archived = self.archived or bool(times)
+        self.log.append(f"archive {times}")
+        return times
 
     def index(self) -> None:
         Indexer(self.engine, self.table).run()

@@ -233,7 +233,6 @@ class ModelMachine(RuleBasedStateMachine):
     def rollback_completed_compaction(self) -> None:
         self.table.rollback_completed()
 
-    @precondition(lambda self: self.table.version == 6)  # 1.x archival (LSM history) joins with its archiver
     @rule(count=st.integers(1, 4))
     def archive(self, count: int) -> None:
         self.table.archive(count)
