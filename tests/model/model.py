@@ -291,7 +291,9 @@ def _layout(
     for v in logs:
         per_key.setdefault(v.key, []).append(v)
     later: dict[str, list[Version]] = {}
-    for v in rest:
+    # under commit-time ordering later log records win whatever they merge with, so a layout is judged on the
+    # compacted records alone (the executor reads the kept log files only where the merge is order-sensitive)
+    for v in rest if payload != COMMIT_TIME_ORDERING else []:
         later.setdefault(v.key, []).append(v)
     new_base: dict[str, Version] = {}
     carry: list[Version] = []
