@@ -252,11 +252,12 @@ def _plan_breakers_by_completion(table: HudiTable, plan: CompactionPlan, instant
         fg = groups.get((partition, op.file_id))
         if fg is None:
             continue
-        known = {posixpath.basename(p) for p in op.delta_file_paths} | {s.target for s in op.symlink_operations}
+        # as on version 6: the plan merges a prefix of the slice's log files and links the rest (a link there may
+        # show a file of an older slice, so names are not compared); a log file past that many joined it since
+        planned = len(op.delta_file_paths) + len(op.symlink_operations)
         compacted = fg.slices.get(op.base_instant_time or "")
-        for lf in compacted.sorted_logs() if compacted is not None else []:
-            if lf.name not in known:
-                found.append(PlanBreaker(rel(partition, lf.name), True, instant))
+        for lf in compacted.sorted_logs()[planned:] if compacted is not None else []:
+            found.append(PlanBreaker(rel(partition, lf.name), True, instant))
         reserved = reserved_log_files(plan, op, instant)
         own = fg.slices.get(instant)
         if not reserved or own is None:
