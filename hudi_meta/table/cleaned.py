@@ -84,6 +84,9 @@ def check_not_cleaned(
     timeline: Timeline, groups: Iterable[FileGroup], inputs: ViewInputs, kind: str, as_of: str
 ) -> None:
     """Raise CleanedDataError when a `kind` read as of `as_of` needs files a clean deleted."""
+    if inputs.table_version >= 8:
+        _check_retained(timeline, kind, as_of)
+        return
     cleaned = cleaned_slices(timeline)
     if not cleaned:
         return
@@ -96,3 +99,25 @@ def check_not_cleaned(
         f"deleted by clean {need.clean}); read as of {need.readable_from} or later, or retain more "
         "(hoodie.clean.commits.retained) before cleaning"
     )
+
+
+def _check_retained(timeline: Timeline, kind: str, as_of: str) -> None:
+    """Versions 8 and 9 name a log file by the write that made it, not by its slice, so a deleted log file does not
+    say which slice it left; a read is refused, more strictly, when it is as of an instant before what a completed
+    clean retained: its earliest commit to retain, or (a file-versions clean, which keeps no commit) its own
+    instant."""
+    for instant in timeline.completed():
+        if instant.action != Action.CLEAN:
+            continue
+        data = timeline.read_bytes(instant)
+        if not data:
+            continue
+        metadata = CleanMetadata.from_bytes(data)
+        if not metadata.total_files_deleted:
+            continue
+        retained = metadata.earliest_commit_to_retain or instant.requested_time
+        if as_of < retained:
+            raise CleanedDataError(
+                f"a {kind} read as of {as_of} may need files clean {instant.requested_time} deleted; read as of "
+                f"{retained} or later, or retain more (hoodie.clean.commits.retained) before cleaning"
+            )

@@ -23,13 +23,23 @@ from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.compaction.unschedule import unschedule_compaction
-from hudi_meta.errors import PlanTakenBackError
+from hudi_meta.errors import CleanedDataError, PlanTakenBackError
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata, CompactionPlan
 from hudi_meta.table.instant import Action, Instant, State
+from hudi_meta.table.table import Query
 from hudi_meta.table.writer import WriteClient
-from tests.compaction.core import CoreTable, TwoRegions, at, compact_three_times, foreign_commit, hudi_rs_read, rows
+from tests.compaction.core import (
+    CoreTable,
+    TwoRegions,
+    at,
+    by_id,
+    compact_three_times,
+    foreign_commit,
+    hudi_rs_read,
+    rows,
+)
 
 VERSIONS = [8, 9]
 
@@ -212,4 +222,12 @@ def test_a_clean_of_a_1x_table_compacted_three_times(
     assert plan.version == 2 and plan.file_paths_to_be_deleted_per_partition
     assert (timeline / f"{c}.clean.inflight").read_bytes() == b""
     (done,) = [p for p in timeline.iterdir() if p.name.startswith(f"{c}_") and p.name.endswith(".clean")]
-    assert CleanMetadata.from_bytes(done.read_bytes()).total_files_deleted == len(outcome.plan.deletions)
+    metadata = CleanMetadata.from_bytes(done.read_bytes())
+    assert metadata.total_files_deleted == len(outcome.plan.deletions)
+    # a 1.x log file does not name its slice: a read as of an instant before what the clean retained is refused
+    retained = metadata.earliest_commit_to_retain or c
+    first = t.table.timeline.instants[0].requested_time
+    assert first < retained
+    with pytest.raises(CleanedDataError, match=f"read as of {retained} or later"):
+        t.table.read(Query("time-travel", as_of=first))
+    assert by_id(t.table.read(Query("time-travel", as_of=retained))) is not None

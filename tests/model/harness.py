@@ -833,7 +833,8 @@ class ModelTable:
             got_inc = self.read_as_of(Query("incremental", begin=begin, end=end), end)
             chosen = None
             if self.version >= 8:  # 1.x: commits chosen by completion time (docs/hudi-1x.md section 2)
-                done = {i.requested_time: i.completion_time or i.requested_time for i in table.timeline.completed()}
+                done = {t: c for t, (c, _) in table.archived.items()}  # archived ones too (the LSM history)
+                done |= {i.requested_time: i.completion_time or i.requested_time for i in table.timeline.completed()}
                 chosen = {t for t, c in done.items() if begin < c <= end}
             want = rows(self.model.incremental(begin, end, chosen))
             if got_inc is not None:
