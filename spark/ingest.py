@@ -15,7 +15,7 @@ from hudi_meta.storage import storage_for
 from hudi_meta.table.bucket_index import check_buckets
 from hudi_meta.table.instant import Instant
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import create_table
+from hudi_meta.table.writer import CURRENT_VERSION, create_table
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class IngestOptions:
     operation: str = "upsert"
     create: bool = False
     buckets: int = 4
-    table_version: int = 6
+    table_version: int = CURRENT_VERSION
     block_format: str = "avro"
     min_event_time_header: bool = False
     spark_master: str = "local[2]"

@@ -26,7 +26,7 @@ from hudi_meta.errors import HudiMetaError
 from hudi_meta.service.sockets import listening_socket
 from hudi_meta.table.bucket_index import MAX_BUCKETS
 from hudi_meta.table.times import MAX_TIME_MS, format_time_ms
-from hudi_meta.table.writer import WRITE_VERSIONS
+from hudi_meta.table.writer import CURRENT_VERSION, WRITE_VERSIONS
 from hudi_meta.values import JAVA_LONG_MAX
 
 OPERATION = Choice.of(("upsert", "insert", "delete"))
@@ -51,8 +51,8 @@ def add_commands(sub: Subparsers) -> None:
         "--table-version",
         type=int,
         choices=WRITE_VERSIONS,
-        default=6,
-        help="Hudi table version when creating: 6 (Hudi 0.14/0.15), 8 or 9 (Hudi 1.x)",
+        default=CURRENT_VERSION,
+        help=f"Hudi table version when creating: 6 (Hudi 0.14/0.15), 8 (1.0) or 9 (1.1; default {CURRENT_VERSION})",
     )
     ingest.add_argument(
         "--buckets",

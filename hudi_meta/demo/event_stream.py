@@ -105,9 +105,13 @@ def generate(spec: StreamSpec) -> Iterator[Batch]:
 
 
 def create_events_table(
-    path: str, buckets: int = 2, min_event_time_header: bool = False, options: Mapping[str, object] | None = None
+    path: str,
+    buckets: int = 2,
+    min_event_time_header: bool = False,
+    options: Mapping[str, object] | None = None,
+    version: int = 6,
 ) -> HudiTable:
-    """A MOR table (version 6, bucket index) for this stream: key `event_id`, ordering and event time `ts`,
+    """A MOR table (bucket index, table `version`) for this stream: key `event_id`, ordering and event time `ts`,
     partitioned by `region`, at a path or URI (with fsspec storage `options`). Every write into it starts a new
     log file of each slice it touches."""
     return create_table(
@@ -120,6 +124,7 @@ def create_events_table(
         buckets=buckets,
         min_event_time_header=min_event_time_header,
         options=options,
+        version=version,
     )
 
 

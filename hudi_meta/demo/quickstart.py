@@ -28,6 +28,7 @@ from hudi_meta.index.registry import table_id_of
 from hudi_meta.sync.properties import FRESHNESS_KEYS
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_time_ms
+from hudi_meta.table.writer import CURRENT_VERSION
 
 
 def run_quickstart(workdir: Path, batches: int = 6, rows: int = 500, ui_port: int | None = 8080) -> None:
@@ -83,8 +84,8 @@ def _write(spark: Any, path: str, batches: int, rows: int) -> int:
     """The demo table from an event stream with late data, updates and deletes; the T to compact at."""
     from hudi_meta.spark import writer
 
-    print(f"1. demo table {path} (MOR, table version 6, bucket index, event time `ts`)")
-    create_events_table(path, buckets=2)
+    print(f"1. demo table {path} (MOR, table version {CURRENT_VERSION}, bucket index, event time `ts`)")
+    create_events_table(path, buckets=2, version=CURRENT_VERSION)
     watermarks = []
     for batch in generate(StreamSpec(batches=batches, rows_per_batch=rows, late_share=0.15, seed=1)):
         writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(path), "upsert")

@@ -162,11 +162,23 @@ def latest_slice_for_snapshot(
 
     A slice opened by a pending compaction has no committed base file yet: it is read together with
     the slice before it (old base + old logs + new logs), as Hudi does.
+
+    As of an instant, version 8 and 9 slices are those the table had then: a later slice did not exist, so a
+    log file in it written by a delta commit at or before the instant (requested before the compaction that opened
+    the slice, completed after it) is read with the newest slice of then. Every write at or before the instant
+    that completed is read, whatever compaction was planned between (Java's view keeps such a file in the later
+    slice and misses it, docs/hudi-1x.md section 4).
     """
-    slices = [s for s in fg.ordered_slices() if as_of is None or s.base_instant <= as_of]
+    ordered = fg.ordered_slices()
+    slices = [s for s in ordered if as_of is None or s.base_instant <= as_of]
+    later: list[LogFile] = []
+    if as_of is not None and inputs.table_version >= 8:
+        later = [lf for s in ordered if s.base_instant > as_of for lf in s.log_files if lf.parsed.instant <= as_of]
     logs: list[LogFile] = []
     for fs in reversed(slices):
-        logs = [lf for lf in fs.sorted_logs() if (lf.partition, lf.name) not in inputs.pending_links] + logs
+        own = sorted([*fs.log_files, *later], key=lambda f: f.parsed.sort_key())
+        later = []
+        logs = [lf for lf in own if (lf.partition, lf.name) not in inputs.pending_links] + logs
         base = committed_base(fs, inputs)
         if base is not None and (as_of is None or base.parsed.instant <= as_of):
             return base, logs

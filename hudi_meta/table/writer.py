@@ -79,6 +79,7 @@ log = logging.getLogger(__name__)
 
 
 WRITE_VERSIONS = (6, 8, 9)  # the table versions hudi-meta creates and writes
+CURRENT_VERSION = 9  # what the current Hudi release (1.1) writes: the version `ingest --create` and the demo use
 EVENT_TIME_MERGE_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"  # Java's HoodieRecordMerger ids
 COMMIT_TIME_MERGE_STRATEGY = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
 

@@ -232,9 +232,12 @@ def test_a_cli_created_table_with_late_data_gets_links(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     table, db = str(tmp_path / "events"), f"sqlite:///{tmp_path / 'store.db'}"
     args = ["--record-key", "event_id", "--ordering-field", "ts", "--event-time-field", "ts", "--partition-field"]
+    written = []
     for i, extra in enumerate((["--create", "--buckets", "1"], [], [])):
         done = run("ingest", table, "--input", str(stream / f"batch-{i:04d}.jsonl"), *args, "region", *extra)
         assert done.returncode == 0, done.stderr
+        written.append(done.stdout.split()[2])  # "committed deltacommit <instant> to <table>"
+    assert "hoodie.table.version=9" in (tmp_path / "events" / ".hoodie" / "hoodie.properties").read_text()
     ts = [
         [json.loads(line)["ts"] for line in (stream / f"batch-{i:04d}.jsonl").read_text().splitlines()] for i in (1, 2)
     ]
@@ -245,7 +248,9 @@ def test_a_cli_created_table_with_late_data_gets_links(tmp_path: Path) -> None:
     assert scheduled.returncode == 0, scheduled.stderr
     assert run("--db", db, "compaction", "run", table, "--engine", "local").returncode == 0
     links = json.loads(run("--db", db, "show", "links", table, "--json").stdout)
-    # the third ingest wrote log version 2 of each file group (its own file), linked as version 2 (1: carry log)
-    assert links and all(".log.2_" in link["target"] and ".log.2_" in link["link"] for link in links), links
+    # the third ingest wrote its own log file in each file group (on version 9 named by its delta commit, version 1),
+    # linked as version 2 of the compaction's instant (1: the carry log)
+    third = f"_{written[2]}.log.1_"
+    assert links and all(third in link["target"] and ".log.2_" in link["link"] for link in links), links
     records = [json.loads(line) for line in run("read", table).stdout.splitlines()]
     assert len(records) == len({r["event_id"] for r in records})  # nothing read twice

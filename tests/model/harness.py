@@ -7,6 +7,7 @@ sequence replays as ordinary calls.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import posixpath
 import shutil
@@ -348,8 +349,12 @@ class ModelTable:
     def foreign_write(self, ops: Sequence[Op], into_compacted_slice: bool) -> None:
         """A write by a writer that does not know the pending plan (Java or Flink without a shared lock), into the
         file groups the plan compacts: a log file in the slice the plan compacts, or one in the plan's slice named
-        as Java names the first file there (version 1, token 1-0-1: the carry log's name), before the links."""
+        as Java names the first file there (version 1, token 1-0-1: the carry log's name), before the links.
+        Versions 8 and 9: `_foreign_write_1x`."""
         assert self.pending is not None
+        if self.version >= 8:
+            self._foreign_write_1x(ops, requested_before_plan=into_compacted_slice)
+            return
         planned = {(op.partition_path, op.file_id): op.base_instant_time for op in self.pending.plan.operations}
         w = self.begin()
         for (partition, bucket), group in sorted(self._route(ops).items()):
@@ -381,6 +386,39 @@ class ModelTable:
         self.pending.foreign = self.pending.foreign or bool(w.stats)
         where = "the compacted slice" if into_compacted_slice else "the plan's slice"
         self.log.append(f"foreign write {w.instant} into {where}: {[s.path for s in w.stats]}")
+
+    def _foreign_write_1x(self, ops: Sequence[Op], requested_before_plan: bool) -> None:
+        """Versions 8 and 9: a writer without the lock (Java or Flink with non-blocking concurrency control) names its
+        log files by its own delta commit and completes after the plan, so by the completion-time rule its files
+        join the plan's slice (docs/hudi-1x.md section 4). Requested after the plan, they sort after its links and
+        the run keeps them; requested before it (1 ms before), they sort before the links and the run must take the
+        plan back."""
+        assert self.pending is not None
+        planned = {(op.partition_path, op.file_id) for op in self.pending.plan.operations}
+        if requested_before_plan:
+            requested = _just_before(self.pending.instant)
+            if requested in {i.requested_time for i in self.table.timeline.instants}:
+                self.log.append(f"foreign write before {self.pending.instant}: no free instant time, not tried")
+                return
+            w = WriteClient(self.table, instant=requested)
+        else:
+            w = WriteClient(self.table)
+        w.begin()
+        for (partition, bucket), group in sorted(self._route(ops).items()):
+            file_id = self.file_ids[(partition, bucket)]
+            upserts = [o for o in group if o.amount is not None]
+            if (partition, file_id) not in planned or not upserts:
+                continue
+            stat = w.append_log(partition, file_id, self._data(upserts, partition))
+            versions = [self._version(o, partition, w.instant) for o in upserts]
+            self.model.append(partition, file_id, w.instant, posixpath.basename(stat.path), versions)
+            self._place_in_log_order(self.model.groups[(partition, file_id)])
+        foreign_commit(w)
+        self.model.commit(w.instant)
+        if requested_before_plan:
+            self.pending.foreign = self.pending.foreign or bool(w.stats)
+        where = "before" if requested_before_plan else "after"
+        self.log.append(f"foreign write {w.instant} requested {where} the plan: {[s.path for s in w.stats]}")
 
     @staticmethod
     def _place_in_log_order(fg: FileGroupModel) -> None:
@@ -940,3 +978,9 @@ def _inputs_at_or_before(model: TableModel, instant: str, threshold: int) -> dic
                 deleted_after[k] = True
         out.update({k: (v, deleted_after[k]) for k, v in last.items() if not v.is_delete})
     return out
+
+
+def _just_before(instant: str) -> str:
+    """The instant time 1 ms before `instant` (yyyyMMddHHmmssSSS)."""
+    t = dt.datetime.strptime(instant[:14], "%Y%m%d%H%M%S") + dt.timedelta(milliseconds=int(instant[14:17]) - 1)
+    return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"

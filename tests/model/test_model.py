@@ -165,8 +165,7 @@ class ModelMachine(RuleBasedStateMachine):
     def stale_writer_commits(self) -> None:
         self.table.stale_writer_commits()
 
-    # version 6 names: a 1.x foreign writer (named by its own instant) is tests/compaction/test_one_x.py's
-    @precondition(lambda self: self.table.pending is not None and self.table.version == 6)
+    @precondition(lambda self: self.table.pending is not None)
     @rule(data=ops, into_compacted_slice=st.booleans())
     def foreign_write(self, data: list[Op], into_compacted_slice: bool) -> None:
         """A writer that does not know the pending plan (Java or Flink without a shared lock) writes into its
