@@ -85,6 +85,11 @@ class StoreError(HudiMetaError):
         super().__init__(f"metadata store {label}: {first_line(reason)}")
 
 
+class StaleIndexError(HudiMetaError):
+    """The table's version or timeline layout changed since it was indexed (a Java writer upgraded or downgraded
+    it): what the store says of it is stale until `hudi-meta index` runs again."""
+
+
 # ---- Table services and writes -------------------------------------------------------------------------------------
 
 

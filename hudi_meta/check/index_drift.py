@@ -4,7 +4,8 @@ index of the same files.
 Index drift is checked only when a store is given and the table is registered there. The fresh index goes
 into a throwaway SQLite store; both are compared as `index_fingerprint`s (plain data without row ids or run
 times, archived history left out), so drift means the store no longer says what the files say: files,
-blocks, instants or plans changed since the last `index` run, or an index run went wrong.
+blocks, instants or plans changed since the last `index` run, or an index run went wrong. A table whose
+version or timeline layout changed since it was indexed is one finding (hudi_meta.index.table_format).
 """
 
 from __future__ import annotations
@@ -18,14 +19,17 @@ from typing import Any
 from sqlalchemy import Engine
 
 from hudi_meta.check.files import INDEX_DRIFT, KINDS, Finding, check_files
+from hudi_meta.errors import StaleIndexError
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.registry import event_time_field_of, table_id_of
+from hudi_meta.index.table_format import require_current_index
 from hudi_meta.table.table import HudiTable
 
 Row = tuple[Any, ...]
+PROPERTIES_PATH = ".hoodie/hoodie.properties"  # where a version change shows
 
 # How each fingerprint section names its rows: the key columns and a label of the row (a file's relative path
 # where the row has one), and the names of the columns for the detail of a changed row.
@@ -164,6 +168,10 @@ def index_drift(engine: Engine, table: HudiTable, fresh: FreshIndex = fresh_fing
     table_id = table_id_of(engine, table.uri)
     if table_id is None:
         return None
+    try:
+        require_current_index(engine, table, table_id)
+    except StaleIndexError as e:  # every row differs: one finding, not one per file
+        return [Finding(INDEX_DRIFT, PROPERTIES_PATH, str(e))]
     stored = index_fingerprint(engine, table_id)
     return drift_findings(stored, fresh(table, event_time_field_of(engine, table_id)))
 

@@ -61,6 +61,7 @@ from hudi_meta.format.table_service_metadata import (
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import file_group_table, file_slice_table, link_table, log_block_table, log_file_table
 from hudi_meta.index.states import LinkState
+from hudi_meta.index.table_format import require_current_index
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
@@ -431,6 +432,7 @@ def plan_table_clean(
     indexer.run()
     assert indexer.table_id is not None
     table.reload()
+    require_current_index(engine, table, indexer.table_id)  # upgraded since indexing: never plan from stale rows
     now = now_ms if now_ms is not None else current_ms()
     return indexer.table_id, plan_clean(groups_from_index(engine, indexer.table_id), clean_timeline(table), policy, now)
 

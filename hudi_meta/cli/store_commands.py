@@ -14,8 +14,9 @@ from hudi_meta.index.db import resolve_db_url
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import SHOW_FROM_INDEX
-from hudi_meta.index.registry import register_table, table_id_of
+from hudi_meta.index.registry import register_table
 from hudi_meta.index.store import open_store, store_label
+from hudi_meta.index.table_format import require_current_index
 from hudi_meta.table.table import HudiTable
 from hudi_meta.values import JAVA_INT_MAX
 
@@ -86,7 +87,7 @@ def show_command(args: argparse.Namespace) -> int:
         rows = SHOW_FROM_FILES[args.what](table)
     else:
         engine = open_store(args.db)
-        table_id = table_id_of(engine, table.uri)
+        table_id = require_current_index(engine, table)  # refused in one line when upgraded since indexed
         if table_id is None:
             raise HudiMetaError(f"table {table.base_path} is not indexed: run `hudi-meta index {args.table}`")
         rows = SHOW_FROM_INDEX[args.what](engine, table_id)

@@ -38,6 +38,7 @@ from hudi_meta.index.instants import record_plan
 from hudi_meta.index.models import hudi_table
 from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.states import PlanState
+from hudi_meta.index.table_format import require_current_index
 from hudi_meta.table.instant import Action
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
@@ -342,6 +343,7 @@ def _schedule_indexed(
         table.reload()
         if _timeline_state(table) != indexed:
             return None
+        require_current_index(engine, table, table_id)  # a Java upgrade since indexing: never plan from stale rows
         props = table.config.props
         limits = MAX_DELTA_COMMITS.of(request, props), MAX_DELTA_SECONDS.of(request, props)
         decision = triggers.decide(request.trigger, _facts(table, now_ms), *limits)

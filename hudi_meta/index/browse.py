@@ -60,7 +60,8 @@ class TableRow:
     base_path: str
     name: str
     table_type: str
-    table_version: int
+    table_version: int  # the version and timeline layout its index was built from
+    timeline_layout: int
     event_time_field: str | None
     timeline_timezone: str  # UTC or LOCAL (hoodie.table.timeline.timezone)
     last_indexed_at: dt.datetime | None
@@ -80,6 +81,7 @@ def _table_row(r: Any, pending: int, sync: Any | None, step: Any | None = None) 
         name=r.name,
         table_type=r.table_type,
         table_version=r.table_version,
+        timeline_layout=r.timeline_layout,
         event_time_field=r.event_time_field,
         timeline_timezone=str(options.get("timeline_timezone", "LOCAL")),
         last_indexed_at=_utc(r.last_indexed_at),

@@ -14,6 +14,8 @@ summary), with the plans and links of archived compactions. Block status follows
 One module a step: `registry` (the table), `timeline` (instants, plans, table services), `files` (file
 groups, slices, log files, block scans), `event_times` (block status and min event times), `lineage` (links),
 `late_records` (records below the last event-time compaction's threshold in the blocks written after it).
+A table whose version or timeline layout changed since it was indexed is indexed again from scratch
+(`table_format`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from hudi_meta.index.lineage import sync_links
 from hudi_meta.index.registry import event_time_field_of, mark_indexed, register_table, table_id_of
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import table_lock
+from hudi_meta.index.table_format import change_line, check_opened_current, drop_indexed, indexed_format
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.table import HudiTable
 
@@ -58,6 +61,16 @@ class Indexer:
             known_id = table_id_of(engine, table.uri)
             before = event_time_field_of(engine, known_id) if known_id is not None else None
             table_id = self.table_id = register_table(engine, table, event_time_field)
+            current = check_opened_current(table)
+            recorded = indexed_format(engine, table_id)
+            if recorded is not None and recorded != current:
+                # upgraded or downgraded by another writer: names, paths and completion times all changed
+                log.warning(
+                    "%s since it was indexed: indexing it again from scratch",
+                    change_line(table.base_path, recorded, current),
+                )
+                with engine.begin() as conn:
+                    drop_indexed(conn, table_id)
             # after a field change headers must be read again: they come before write stats
             field_changed = known_id is not None and before != event_time_field_of(engine, table_id)
             sync_timeline(engine, table, table_id, self.stats)
@@ -66,7 +79,7 @@ class Indexer:
             resolve_event_times(engine, table, table_id, self.stats, reread_headers=field_changed)
             sync_links(engine, table, table_id, self.stats)
             count_late_records(engine, table, table_id, self.stats)
-            mark_indexed(engine, table_id)
+            mark_indexed(engine, table_id, current.version, current.layout)
         level = logging.INFO if self.stats.changed() else logging.DEBUG  # a service polls: quiet when nothing is new
         log.log(level, "indexed %s: %s", table.base_path, self.stats.summary())
         return self.stats

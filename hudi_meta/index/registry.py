@@ -78,8 +78,10 @@ def table_id_of(engine: Engine, base_path: str) -> int | None:
     return int(found) if found is not None else None
 
 
-def mark_indexed(engine: Engine, table_id: int) -> None:
-    """Record when the table's index was last brought up to date."""
+def mark_indexed(engine: Engine, table_id: int, version: int, layout: int) -> None:
+    """Record when the table's index was last brought up to date, and the table version and timeline layout it
+    was built from (hudi_meta.index.table_format)."""
     t = hudi_table
+    values = {"last_indexed_at": dt.datetime.now(dt.UTC), "table_version": version, "timeline_layout": layout}
     with engine.begin() as conn:
-        conn.execute(update(t).where(t.c.id == table_id).values(last_indexed_at=dt.datetime.now(dt.UTC)))
+        conn.execute(update(t).where(t.c.id == table_id).values(**values))
