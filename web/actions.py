@@ -91,7 +91,7 @@ ACTIONS: dict[str, tuple[tuple[str, ...], Callable[[Body], Run]]] = {
 def act(table_id: int, name: str) -> Any:
     if name not in ACTIONS:
         abort(404, f"no action {name!r} ({', '.join(ACTIONS)})")
-    row = table_or_404(table_id, current=False)  # every action indexes the table again first
+    row = table_or_404(table_id)
     try:
         fields, check = ACTIONS[name]
         run = check(action_body(fields))  # every field, before anything is read or written

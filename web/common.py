@@ -12,12 +12,10 @@ from typing import Any, TypeVar
 from flask import Flask, abort, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.errors import BadValueError
 from hudi_meta.index import browse
 from hudi_meta.index.browse import MAX_PAGE_SIZE, Page, TableRow
-from hudi_meta.index.table_format import TableFormat, stale_message
 from hudi_meta.table.config import timeline_zone
-from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import duration_ms, format_time_ms, now_ms, parse_duration_ms, parse_time_ms, time_ms
 from hudi_meta.values import parse_flag, parse_whole, shown, whole_in_range
 
@@ -31,29 +29,11 @@ MAX_PAGE = 999_999_999
 T = TypeVar("T")
 
 
-def table_or_404(table_id: int, current: bool = True) -> TableRow:
-    """The registered table; with `current`, refused (409, one line) when its version changed since it was
-    indexed: its index is stale and nothing of it is shown (an action indexes again first, so it passes False)."""
+def table_or_404(table_id: int) -> TableRow:
     found = browse.table(store.connection(), table_id)
     if found is None:
         abort(404, f"no registered table with id {table_id}")
-    if current:
-        stale = stale_index(found)
-        if stale is not None:
-            abort(409, stale)
     return found
-
-
-def stale_index(table: TableRow) -> str | None:
-    """The line saying the table was upgraded (or downgraded) since it was indexed; None when it was not, or when
-    the table cannot be opened from here (then the index is all the UI knows). Reads its hoodie.properties."""
-    options = (current_app.config.get("STORAGE_OPTIONS") or {}).get(table.base_path)
-    try:
-        now = TableFormat.of(HudiTable.open(table.base_path, options).config)
-    except (HudiMetaError, OSError):
-        return None
-    recorded = TableFormat(table.table_version, table.timeline_layout)
-    return stale_message(table.base_path, recorded, now) if now != recorded else None
 
 
 def table_state(table: TableRow) -> TableState:

@@ -28,27 +28,9 @@ SORT_KEYS = (
 )
 
 
-# what a summary takes from the table's freshness, in the order the API gives it
-FRESHNESS_KEYS = (
-    "threshold_ms",
-    "watermark_ms",
-    "lag_ms",
-    "exact",
-    "compaction_instant",
-    "leftover_files",
-    "leftover_bytes",
-    "leftover_slices",
-    "unknown_event_time_blocks",
-    "late_blocks",
-    "late_records",
-    "late_records_at_most",
-)
-
-
-def table_summary(table: TableRow, state: TableState | None, stale: str | None = None) -> dict[str, Any]:
-    """One row of the tables page: the table, its freshness, pending plans, leftovers, late data, last runs. A
-    table whose version changed since it was indexed (`stale`, the line saying so) shows nothing from its index."""
-    f = state.freshness if state is not None and stale is None else None
+def table_summary(table: TableRow, state: TableState) -> dict[str, Any]:
+    """One row of the tables page: the table, its freshness, pending plans, leftovers, late data, last runs."""
+    f = state.freshness
     return {
         "id": table.id,
         "name": table.name,
@@ -56,9 +38,19 @@ def table_summary(table: TableRow, state: TableState | None, stale: str | None =
         "table_type": table.table_type,
         "table_version": table.table_version,
         "event_time_field": table.event_time_field,
-        "stale": stale,
-        **{key: getattr(f, key) if f is not None else None for key in FRESHNESS_KEYS},
-        "pending_plans": table.pending_plans if f is not None else None,
+        "threshold_ms": f.threshold_ms,
+        "watermark_ms": f.watermark_ms,
+        "lag_ms": f.lag_ms,
+        "exact": f.exact,
+        "compaction_instant": f.compaction_instant,
+        "pending_plans": table.pending_plans,
+        "leftover_files": f.leftover_files,
+        "leftover_bytes": f.leftover_bytes,
+        "leftover_slices": f.leftover_slices,
+        "unknown_event_time_blocks": f.unknown_event_time_blocks,
+        "late_blocks": f.late_blocks,
+        "late_records": f.late_records,
+        "late_records_at_most": f.late_records_at_most,
         "last_indexed_at": table.last_indexed_at,
         "last_sync_at": table.last_sync_at,
         "last_sync_outcome": table.last_sync_outcome,

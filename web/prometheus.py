@@ -1,6 +1,5 @@
 """`/metrics`: every registered table's metrics (docs/catalog-and-freshness.md section 2) in the Prometheus text format,
-from the store (the same values `hudi-meta metrics TABLE` prints for one table after indexing it); a table
-upgraded since it was indexed has none until it is indexed again."""
+from the store (the same values `hudi-meta metrics TABLE` prints for one table after indexing it)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from hudi_meta.service.step_metrics import table_metric_values
 from hudi_meta.table.times import now_ms
 
 from . import store
-from .common import stale_index, table_state, zone_of
+from .common import table_state, zone_of
 
 bp = Blueprint("metrics", __name__)
 
@@ -29,8 +28,6 @@ def metrics() -> Any:
     now = now_ms()
     values = {}
     for t in tables:
-        if stale_index(t) is not None:
-            continue  # upgraded since indexed: no values from a stale index
         label = t.name if t.name and names[t.name] == 1 else t.base_path  # two tables of one name: their paths
         values[label] = table_metric_values(conn, t.id, table_state(t).freshness, zone_of(t), now)
     return Response(render(values), mimetype=CONTENT_TYPE_LATEST)

@@ -12,19 +12,14 @@ from hudi_meta.service.records import recent_steps
 
 from . import store
 from .charts import histogram_chart
-from .common import choice_arg, page_arg, partition_arg, stale_index, table_or_404, table_state, text_arg
+from .common import choice_arg, page_arg, partition_arg, table_or_404, table_state, text_arg
 from .data import SORT_KEYS, late_data, sorted_summaries, steps_data, table_summary
 
 bp = Blueprint("tables", __name__)
 
 
 def all_summaries() -> list[dict[str, Any]]:
-    """Every table's summary; one upgraded since it was indexed says so instead of what its stale index holds."""
-    out = []
-    for t in browse.tables(store.connection()):
-        stale = stale_index(t)
-        out.append(table_summary(t, None, stale) if stale else table_summary(t, table_state(t)))
-    return out
+    return [table_summary(t, table_state(t)) for t in browse.tables(store.connection())]
 
 
 @bp.get("/")

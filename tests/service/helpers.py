@@ -27,13 +27,13 @@ NOW_MS = int(time.time() * 1000)
 
 
 class Groups:
-    """A v6 MOR table with `n` file groups (partitions region=r00..), a model of its snapshot (key -> ts, amount),
-    and every write one log file per file group (the first, base files)."""
+    """A MOR table (table `version` 6, 8 or 9) with `n` file groups (partitions region=r00..), a model of its
+    snapshot (key -> ts, amount), and every write one log file per file group (the first, base files)."""
 
-    def __init__(self, path: Path, n: int, name: str, props: dict[str, str] | None = None) -> None:
+    def __init__(self, path: Path, n: int, name: str, props: dict[str, str] | None = None, version: int = 6) -> None:
         self.path = str(path)
         self.n = n
-        create_core_table(self.path, name, props=props)
+        create_core_table(self.path, name, props=props, version=version)
         self.file_ids: dict[str, str] = {}
         self.model: dict[str, tuple[int, float]] = {}
         self.writes = 0

@@ -79,8 +79,9 @@ def get(url: str) -> str:
 
 def test_serve_keeps_two_tables_compacted_cleaned_and_synced(tmp_path: Path, metastore_uri: str) -> None:
     store = f"sqlite:///{tmp_path / 'store.db'}"
-    a = Groups(tmp_path / "a", 40, "svc_a")  # many file groups: a compaction long enough to stop in the middle
-    b = Groups(tmp_path / "b", 3, "svc_b")
+    # Hudi 1.x tables (the versions 1.1 and 1.0 write); the PostgreSQL and S3 tests below serve version 6
+    a = Groups(tmp_path / "a", 40, "svc_a", version=9)  # many file groups: a compaction long enough to stop in it
+    b = Groups(tmp_path / "b", 3, "svc_b", version=8)
     for t in (a, b):
         t.batch(5 * HOUR_MS)
         t.batch(4 * HOUR_MS)

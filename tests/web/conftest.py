@@ -1,7 +1,7 @@
 """One store for the UI tests, built once per session and never changed by a read test: a table compacted three
-times in symlink mode then cleaned (links removed by the clean, late data), a copy-mode table whose name and
-partition hold HTML (with a pending plan), and Java-written fixture tables (v6 empty, v8, v9) indexed as they
-are. Tests that act on tables work on copies (`writable_store`)."""
+times in symlink mode then cleaned, at table version 9 (links removed by the clean, late data), a copy-mode table
+whose name and partition hold HTML (with a pending plan), and Java-written fixture tables (v6 empty, v8, v9) indexed
+as they are. Tests that act on tables work on copies (`writable_store`)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def build_store(root: Path, java_root: Path) -> UiStore:
     url = f"sqlite:///{root / 'store.db'}"
     upgrade(url)
     engine = make_engine(url)
-    core = TwoRegions(root / "core")
+    core = TwoRegions(root / "core", version=9)  # what Hudi 1.1 writes; evil stays at version 6
     compactions = compact_three_times(core, engine)
     # one record below T3 = 300 s (late data), one above it, in the same block
     late = core.write(region_rows("eu", ("h", 50, 8.0), ("i", 400, 9.0)))
@@ -126,7 +126,8 @@ def client(app: Flask) -> FlaskClient:
 
 @pytest.fixture
 def writable_store(ui_store: UiStore, tmp_path: Path) -> UiStore:
-    """A copy of the whole store and its v6 tables, for tests that act (Java tables are read-only)."""
+    """A copy of the whole store and its own tables (core v9, evil v6), for tests that act (Java tables are
+    read-only)."""
     root = tmp_path / "ui"
     shutil.copytree(ui_store.root, root, symlinks=True)
     url = f"sqlite:///{root / 'store.db'}"
@@ -147,3 +148,9 @@ def token_app(writable_store: UiStore) -> Iterator[Flask]:
     app = create_app({"STORE_URL": writable_store.url, "TESTING": True, "UI_TOKEN": TOKEN})
     yield app
     app.extensions["hudi_meta.engine"].dispose()
+
+
+def timeline_dir(base_path: str) -> Path:
+    """The folder of a table's instant files: `.hoodie/timeline/` on versions 8 and 9, `.hoodie/` on 6."""
+    hoodie = Path(base_path, ".hoodie")
+    return hoodie / "timeline" if (hoodie / "timeline").is_dir() else hoodie

@@ -15,7 +15,7 @@ from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.sync.catalog import open_catalog
 from hudi_meta.table.times import format_time_ms
 from tests.compaction.core import at
-from tests.web.conftest import TOKEN, UiStore
+from tests.web.conftest import TOKEN, UiStore, timeline_dir
 from tests.web.test_security import data_files, sign_in, timeline_files
 
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
@@ -30,7 +30,7 @@ def test_schedule_as_a_script_writes_the_plan(token_app: Flask, writable_store: 
     result = response.get_json()
     instant = result["instant"]
     assert instant and result["threshold_ms"] == at(450) and result["operations"] >= 1
-    requested = Path(writable_store.paths["core"], ".hoodie", f"{instant}.compaction.requested")
+    requested = timeline_dir(writable_store.paths["core"]) / f"{instant}.compaction.requested"
     plan = CompactionPlan.from_bytes(requested.read_bytes())
     assert len(plan.operations) == result["operations"]
     listed = client.get(f"/api/v1/tables/{core}/plans").get_json()["items"]

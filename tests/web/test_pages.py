@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from hudi_meta.format.table_service_metadata import CleanMetadata
 from hudi_meta.table.times import format_time_ms
 from tests.compaction.core import at
-from tests.web.conftest import EVIL_NAME, UiStore
+from tests.web.conftest import EVIL_NAME, UiStore, timeline_dir
 
 
 def page(client: FlaskClient, url: str, status: int = 200) -> str:
@@ -71,8 +71,8 @@ def test_table_page_shows_freshness_chart_and_timeline(client: FlaskClient, ui_s
     assert f'id="threshold">{format_time_ms(at(300))}<' in text
     assert f'id="watermark">{format_time_ms(at(50))}<' in text
     assert 'id="event-time-chart"' in text and 'data-mark="threshold"' in text and 'data-mark="watermark"' in text
-    timeline = Path(ui_store.paths["core"], ".hoodie")
-    completed = {p.name[:17] for p in timeline.iterdir() if re.match(r"\d{17}\.", p.name)}
+    timeline = timeline_dir(ui_store.paths["core"])
+    completed = {p.name[:17] for p in timeline.iterdir() if re.match(r"\d{17}[._]", p.name)}
     shown = set(re.findall(r"<td class=\"mono\">(?:<a [^>]*>)?(\d{17})", text))
     assert shown == completed
     commits = page(client, f"/tables/{core}?action=commit")
@@ -109,7 +109,8 @@ def test_lineage_page_draws_links_and_what_the_clean_removed(client: FlaskClient
     for name, target in group_links.items():
         assert nodes[name] == "link created"  # on disk now
         assert target in nodes
-    clean = CleanMetadata.from_bytes(Path(ui_store.paths["core"], ".hoodie", f"{ui_store.clean}.clean").read_bytes())
+    (clean_file,) = timeline_dir(ui_store.paths["core"]).glob(f"{ui_store.clean}_*.clean")  # version 9: <t>_<c>.clean
+    clean = CleanMetadata.from_bytes(clean_file.read_bytes())
     deleted = {f for pm in clean.partition_metadata.values() for f in pm.success_delete_files if file_id in f}
     assert deleted
     for name in deleted:
@@ -159,8 +160,7 @@ def test_java_tables_render_every_page(client: FlaskClient, ui_store: UiStore, k
     for url in ("", "/plans", "/file-groups", "/late"):
         page(client, f"/tables/{table_id}{url}")
     text = page(client, f"/tables/{table_id}?page_size=500")
-    hoodie = Path(ui_store.paths[key], ".hoodie")
-    timeline = hoodie / "timeline" if (hoodie / "timeline").is_dir() else hoodie
+    timeline = timeline_dir(ui_store.paths[key])
     instants = {p.name[:17] for p in timeline.iterdir() if re.match(r"\d{17}", p.name)}
     assert set(re.findall(r"<td class=\"mono\">(?:<a [^>]*>)?(\d{17})", text)) == instants
     if not instants:
