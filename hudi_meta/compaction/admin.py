@@ -34,6 +34,7 @@ from hudi_meta.compaction.undo import (
     instant_path,
     journal_path,
     moves_into,
+    plan_breakers,
     read_journal,
     refuse_pending_writes,
     rel,
@@ -179,18 +180,6 @@ def _pending_findings(table: HudiTable, plan: CompactionPlan, instant: str, list
                         "input_file", rel(partition, name), "missing: its records are lost, the plan cannot run", None
                     )
                 )
-        planned = set(inputs)
-        for p in listing.logs(partition, op.file_id, op.base_instant_time):
-            if p.name not in planned:
-                name = p.name
-                found.append(
-                    Finding(
-                        "unplanned_log",
-                        rel(partition, name),
-                        f"appended to slice {op.base_instant_time} after compaction {instant} was planned",
-                        UNSCHEDULE,
-                    )
-                )
         for link in op.symlink_operations:
             if link.symlink in files:
                 problem, fixable = _link_problem(table, partition, files, link.symlink, link.target)
@@ -199,6 +188,11 @@ def _pending_findings(table: HudiTable, plan: CompactionPlan, instant: str, list
                     found.append(
                         Finding("link", rel(partition, link.symlink), problem, fix, rel(partition, link.target))
                     )
+    # the log files `compaction run` would take the plan back for (the same rule, every table version)
+    for b in plan_breakers(table, plan, instant):
+        found.append(
+            Finding("unplanned_log" if b.joined_compacted_slice else "plan_order", b.path, b.describe(), UNSCHEDULE)
+        )
     return found
 
 

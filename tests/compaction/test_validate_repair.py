@@ -43,15 +43,20 @@ def write_into_slice(
     foreign_commit(w)  # as a writer without conflict checks commits (ours roll back: test_write_conflicts.py)
 
 
-def test_a_plan_that_can_run_is_valid(engine: Engine, tmp_path: Path) -> None:
-    t, instant = pending_with_appends(engine, tmp_path / "t")
+VERSIONS = [6, 9]  # timeline layouts 1 and 2 (8 and 9 differ in nothing validate or repair reads)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_plan_that_can_run_is_valid(engine: Engine, tmp_path: Path, version: int) -> None:
+    t, instant = pending_with_appends(engine, tmp_path / "t", version=version)
     (v,) = validate(t.table)
     assert v.instant == instant and v.state == "requested" and v.ok
+    timeline = ".hoodie/timeline" if version >= 8 else ".hoodie"
     assert v.rows() == [
         {
             "instant": instant,
             "operation": "validate (requested)",
-            "source": f".hoodie/{instant}.compaction.requested",
+            "source": f"{timeline}/{instant}.compaction.requested",
             "target": None,
             "done": True,
             "error": None,
@@ -91,10 +96,11 @@ def test_a_log_file_appended_to_the_compacted_slice_is_repaired_by_unscheduling(
     assert t.read() == before
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 def test_a_wrong_link_of_a_running_compaction_is_deleted_and_made_again_by_the_run(
-    engine: Engine, tmp_path: Path
+    engine: Engine, tmp_path: Path, version: int
 ) -> None:
-    t, instant = pending_with_appends(engine, tmp_path / "t")
+    t, instant = pending_with_appends(engine, tmp_path / "t", version=version)
     before = t.read()
     assert run_until(t.table, instant, "after-link")
     op = t.table.compaction_plan(instant).operations[0]
@@ -113,11 +119,12 @@ def test_a_wrong_link_of_a_running_compaction_is_deleted_and_made_again_by_the_r
     assert t.read() == before
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("mode", ["symlink", "copy"])
 def test_a_lost_or_changed_link_of_a_completed_compaction_is_made_again(
-    engine: Engine, tmp_path: Path, mode: str
+    engine: Engine, tmp_path: Path, mode: str, version: int
 ) -> None:
-    t = CoreTable(tmp_path / "t")
+    t = CoreTable(tmp_path / "t", version=version)
     t.write(rows(("a", 1, 1.0), ("b", 2, 1.0)))
     t.write(rows(("a", 5, 2.0)))
     t.write(rows(("b", 50, 2.0)))  # linked
@@ -143,8 +150,9 @@ def test_a_lost_or_changed_link_of_a_completed_compaction_is_made_again(
     assert first.is_symlink() == (mode == "symlink")
 
 
-def test_lost_files_are_reported_not_repaired(engine: Engine, tmp_path: Path) -> None:
-    t, instant = pending_with_appends(engine, tmp_path / "t")
+@pytest.mark.parametrize("version", VERSIONS)
+def test_lost_files_are_reported_not_repaired(engine: Engine, tmp_path: Path, version: int) -> None:
+    t, instant = pending_with_appends(engine, tmp_path / "t", version=version)
     op = t.table.compaction_plan(instant).operations[0]
     Path(t.path, t.partition, op.delta_file_paths[0]).unlink()
     (v,) = validate(t.table, instant)
@@ -233,3 +241,35 @@ def test_a_writer_file_at_a_lost_link_name_is_reported_never_replaced(engine: En
     report = repair(t.table, done, dry_run=False)
     assert report.actions == [] and [f.check for f in report.unrepaired] == ["link"]
     assert last.read_bytes() == content and "d" in t.read()
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_a_1x_write_requested_before_the_plan_is_repaired_by_unscheduling(
+    engine: Engine, tmp_path: Path, version: int
+) -> None:
+    """Versions 8 and 9: a writer without our lock requests its delta commit before compaction C and completes it
+    after C was planned. Its log file joins slice C by its completion time and sorts before C's links
+    (docs/hudi-1x.md 4.3): validate names it, repair unschedules C, and as a 1.x log file names its own delta commit
+    nothing moves; every read is as before, and the table compacts again."""
+    t, instant = pending_with_appends(engine, tmp_path / "t", version=version)
+    late = WriteClient(t.table, instant=str(int(instant) - 1))  # requested before C, unknown to the scheduler
+    late.begin()
+    assert t.file_id is not None
+    late.append_log(t.partition, t.file_id, rows(("z", 3, 1.0)))
+    foreign_commit(late)
+    before = t.read()
+    assert "z" in before and before == hudi_rs_read(t.path, "snapshot")
+    (v,) = validate(t.table, instant)
+    assert [f.fix for f in v.findings] == ["unschedule"], v.findings
+    assert v.findings[0].path.endswith(LogFileName(t.file_id, late.instant, 1).name)
+    files = data_files(t.path)
+    report = repair(t.table, instant, dry_run=False)
+    assert all(a.done for a in report.actions) and "move_log_file" not in {a.operation for a in report.actions}
+    assert t.table.timeline.instant(instant) is None
+    assert data_files(t.path) == files  # nothing to move on 1.x
+    assert t.read() == before == hudi_rs_read(t.path, "snapshot")
+    assert validate(t.table) == []
+    again = schedule_compaction(engine, t.table, ScheduleRequest(threshold_ms=at(10)))
+    assert again.instant is not None, again.reason
+    run_compaction(t.table, again.instant)
+    assert t.read() == before == hudi_rs_read(t.path, "snapshot")

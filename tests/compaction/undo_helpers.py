@@ -144,12 +144,14 @@ def pending_with_appends(
     payload: str = DEFAULT_PAYLOAD,
     mode: str = "symlink",
     exact: bool = False,
+    version: int = 6,
 ) -> tuple[CoreTable, str]:
     """A table whose pending event-time compaction (T = 10 s) merges one log file and links two, with two log
     files writers appended into its slice after it was planned (one updates a key with a lower ordering value
     than a linked update: the merge order matters). Without `engine`: the same writes, never compacted (what
-    stock readers must read after the plan is taken back); the instant returned is then empty."""
-    t = CoreTable(path, payload)
+    stock readers must read after the plan is taken back); the instant returned is then empty. A table of
+    `version` 6, 8 or 9."""
+    t = CoreTable(path, payload, version=version)
     t.write(rows(("a", 1, 1.0), ("b", 2, 1.0), ("c", 3, 1.0)))
     t.write(rows(("a", 5, 2.0), ("e", 6, 1.0)))  # L1: at or before T, compacted
     t.write(rows(("b", 50, 2.0)))  # L2: after T, linked
