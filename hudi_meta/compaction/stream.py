@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from hudi_meta.compaction.layout import FILE_NAME_COLUMN
 from hudi_meta.format.block_content import conform
-from hudi_meta.format.parquet_file import write_options
+from hudi_meta.format.parquet_file import parquet_writer
 from hudi_meta.storage import Storage
 from hudi_meta.table.file_group_reader import LogMerge, SliceRecords, base_file_errors
 from hudi_meta.table.merge import MergeSpec
@@ -55,9 +55,9 @@ def stream_new_base_file(
     written = 0
     batches = _batches(storage, base_file, schema)
     head = list(itertools.islice(batches, 1))  # the writer's options are judged on the first batch
-    options = write_options(head[0] if head else schema.empty_table())
+    sample = head[0] if head else schema.empty_table()
     try:
-        with storage.create_atomic_stream(path) as out, pq.ParquetWriter(out, schema, **options) as writer:
+        with storage.create_atomic_stream(path) as out, parquet_writer(out, schema, sample) as writer:
             for base in itertools.chain(head, batches):
                 keys = record_key_array(base, spec)
                 if len(held_by_rest) and pc.any(pc.is_in(keys, value_set=held_by_rest)).as_py():

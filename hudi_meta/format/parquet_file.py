@@ -6,10 +6,17 @@ encoding once it outgrows its page. A Hudi file always has mostly distinct colum
 (`_hoodie_record_key` and its field), and `_hoodie_commit_seqno`; often event times and amounts too. Building
 their dictionaries only to drop them was about half the time of writing a base file, and made larger files
 (bench_ingest prints the write time). Readers see no difference: the encoding is per column chunk.
+
+The footer holds the schema's metadata (Hudi's bloom filter and key range, `parquet.avro.schema`) as key-value
+entries, as Java's writer leaves them, but no `ARROW:schema` entry: pyarrow's copy of the schema repeats that
+metadata, the bloom filter included (about 430 KB a file), and Hudi's readers take the schema from the Parquet
+types and `parquet.avro.schema`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -23,16 +30,27 @@ SAMPLE_ROWS = SAMPLE_RUNS * RUN_ROWS
 
 
 def encode_parquet(table: pa.Table) -> bytes:
-    """`table` as a whole Parquet file in memory (`write_options`)."""
+    """`table` as a whole Parquet file in memory (`parquet_writer`)."""
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **write_options(table))
+    with parquet_writer(sink, table.schema, table) as writer:
+        writer.write_table(table)
     return bytes(sink.getvalue().to_pybytes())
+
+
+@contextmanager
+def parquet_writer(sink: Any, schema: pa.Schema, sample: pa.Table) -> Iterator[pq.ParquetWriter]:
+    """A Parquet writer of `schema` into `sink` (`write_options` judged on `sample`) that puts the schema's
+    metadata in the footer as key-value entries when the file is complete."""
+    with pq.ParquetWriter(sink, schema, **write_options(sample)) as writer:
+        yield writer
+        if schema.metadata:
+            writer.add_key_value_metadata(schema.metadata)
 
 
 def write_options(sample: pa.Table) -> dict[str, Any]:
     """Keyword arguments of `pq.write_table` / `pq.ParquetWriter` for a file whose rows are like `sample`'s
-    (the file's own rows, or its first batch when it is written as a stream)."""
-    return {"compression": "snappy", "use_dictionary": dictionary_columns(sample)}
+    (the file's own rows, or its first batch when it is written as a stream); no `ARROW:schema` (module doc)."""
+    return {"compression": "snappy", "use_dictionary": dictionary_columns(sample), "store_schema": False}
 
 
 def dictionary_columns(sample: pa.Table) -> list[str]:
