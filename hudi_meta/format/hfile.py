@@ -27,6 +27,7 @@ HEADER_SIZE = 33  # magic 8, onDiskSizeWithoutHeader 4, uncompressedSizeWithoutH
 # checksum type 1, bytesPerChecksum 4, onDiskDataSizeWithHeader 4
 BYTES_PER_CHECKSUM = 16 * 1024
 DEFAULT_BLOCK_SIZE = 1 << 20  # hoodie.hfile.block.size
+BLOCK_CACHE_SIZE = 16  # decoded data blocks a reader keeps
 MAJOR_VERSION = 3
 MINOR_VERSION = 3  # HBase's minor version with protobuf trailer and checksums (Hudi 1.1's native writer wrote 0)
 LATEST_TIMESTAMP = 0x7FFFFFFFFFFFFFFF  # HConstants.LATEST_TIMESTAMP: the timestamp of every Hudi cell
@@ -82,6 +83,8 @@ class ChecksumType(IntEnum):
     CRC32 = 1
     CRC32C = 2
 
+
+_CHECKSUM_CODES = frozenset(int(c) for c in ChecksumType)
 
 # ---- small codecs -----------------------------------------------------------------------------------
 
@@ -457,7 +460,9 @@ class HFileReader:
         end = offset + HEADER_SIZE + on_disk
         if on_disk < 0 or end > len(d) - TRAILER_SIZE or not HEADER_SIZE <= with_header <= HEADER_SIZE + on_disk:
             raise ValueError(f"block at {offset} has bad sizes")
-        if self.verify_checksums and checksum in (ChecksumType.CRC32, ChecksumType.CRC32C):
+        if checksum not in _CHECKSUM_CODES:
+            raise ValueError(f"block at {offset}: unknown checksum type {checksum}")
+        if self.verify_checksums and checksum != ChecksumType.NULL:
             if per_chunk <= 0:
                 raise ValueError(f"block at {offset}: bytesPerChecksum {per_chunk}")
             stored = d[offset + with_header : end]
@@ -510,7 +515,9 @@ class HFileReader:
                 cells = self._parse_cells(block.payload)
             except (ValueError, struct.error, zlib.error) as e:
                 raise CorruptFileError(f"{self.name}: data block at {entry.offset}: {e}") from e
-            self._blocks = {i: cells}  # one block cached: scans go forward
+            if len(self._blocks) >= BLOCK_CACHE_SIZE:  # drop the oldest: scans go forward, lookups cluster
+                del self._blocks[next(iter(self._blocks))]
+            self._blocks[i] = cells
         return cells
 
     def _parse_cells(self, payload: bytes) -> list[tuple[bytes, bytes]]:
