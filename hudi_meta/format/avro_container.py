@@ -63,7 +63,11 @@ def read_container(data: bytes, schema_name: str | None = None) -> dict[str, Any
 
 def zigzag_varint(n: int) -> bytes:
     """Avro's encoding of an int or long: zig-zag, then 7 bits a byte, low bits first."""
-    n = (n << 1) ^ (n >> 63)
+    return unsigned_varint((n << 1) ^ (n >> 63))
+
+
+def unsigned_varint(n: int) -> bytes:
+    """A non-negative int, 7 bits a byte, low bits first (protobuf's varint; Avro's after zig-zag)."""
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)

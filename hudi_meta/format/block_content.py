@@ -1,7 +1,9 @@
-"""Block content codecs: Avro data (v3), Parquet data, delete (v3, Avro), decoded on demand.
+"""Block content codecs: Avro data (v3), Parquet data, HFile data, delete (v3, Avro), decoded on demand.
 
 Avro data content: int32 version, int32 record count, then per record int32 length + raw Avro datum
-written with the SCHEMA header. Delete content: int32 version, int32 length, Avro `HoodieDeleteRecordList`.
+written with the SCHEMA header. HFile data content (the metadata table's log blocks): a complete HFile whose
+cells are (record key, Avro datum with the `key` field left empty). Delete content: int32 version, int32
+length, Avro `HoodieDeleteRecordList`.
 
 Content that cannot be decoded raises BlockDecodeError (UnsupportedContentError for content this package does
 not read). A reader must not skip such a block as if it were corrupt (Java fails on it too): it raises
@@ -34,12 +36,14 @@ from hudi_meta.format.avro_arrow import (
     records_to_arrow,
 )
 from hudi_meta.format.avro_columnar import decode_flat_avro, decode_flat_avro_blocks
+from hudi_meta.format.hfile import HFileReader
 from hudi_meta.format.log_block import AVRO_BLOCK_TYPES, BLOCK_CONTENT_VERSION, BlockType, LogBlock
 from hudi_meta.format.parquet_file import encode_parquet
 
 __all__ = [
     "BlockDecodeError",
     "DeleteRecord",
+    "KeyedRecord",
     "UnsupportedContentError",
     "decode_avro_blocks_together",
     "decode_avro_records",
@@ -47,6 +51,8 @@ __all__ = [
     "decode_data_block_at",
     "decode_delete_block_at",
     "decode_delete_records",
+    "decode_hfile_records",
+    "hfile_records",
     "decode_parquet",
     "encode_avro_records",
     "encode_delete_records",
@@ -88,19 +94,23 @@ def decode_avro_records(content: bytes, schema_json: str) -> list[dict[str, Any]
             pos += 4
             if length < 0 or pos + length > len(content):
                 raise BlockDecodeError("record length past content end")
-            buf = io.BytesIO(content[pos : pos + length])
-            record = fastavro.schemaless_reader(
-                buf, schema, None, return_record_name=True, return_record_name_override=True
-            )
-            if not isinstance(record, dict):
-                raise BlockDecodeError("Avro data block record is not a record")
-            records.append(record)
+            records.append(_read_datum(content[pos : pos + length], schema, tagged=True))
             pos += length
     except BlockDecodeError:
         raise
     except Exception as e:  # damaged bytes or a damaged SCHEMA header: fastavro raises many types
         raise BlockDecodeError(f"cannot decode Avro data block: {type(e).__name__}: {e}") from e
     return records
+
+
+def _read_datum(datum: bytes, schema: Any, tagged: bool) -> dict[str, Any]:
+    """One Avro datum as a record; `tagged`: unions as `decode_avro_records` gives them (its decoding schema)."""
+    record = fastavro.schemaless_reader(
+        io.BytesIO(datum), schema, None, return_record_name=tagged, return_record_name_override=tagged
+    )
+    if not isinstance(record, dict):
+        raise BlockDecodeError("Avro datum is not a record")
+    return record
 
 
 def encode_avro_records(records: list[dict[str, Any]], schema_json: str) -> bytes:
@@ -164,6 +174,62 @@ def _resolve_branches(value: Any, schema: Any, named: dict[str, Any]) -> Any:
     if kind == "map" and isinstance(value, dict):
         return {k: _resolve_branches(v, schema["values"], named) for k, v in value.items()}
     return value
+
+
+# ---- HFile data blocks -----------------------------------------------------------------------------
+
+KEY_FIELD = "key"  # HoodieMetadataRecord's key field: stored empty, the cell row holds the key
+
+
+@dataclass(frozen=True)
+class KeyedRecord:
+    """One cell of an HFile data block: the record key and its Avro record (with `key` filled in)."""
+
+    key: str
+    record: dict[str, Any]
+
+
+def _open_hfile(content: bytes, schema_json: str | None) -> tuple[HFileReader, str]:
+    """The HFile of a block's content and the schema its datums are written in: the HFile's own `schema` file
+    info entry, else the block's SCHEMA header (Java writes the same text in both)."""
+    hfile = HFileReader(content, "HFILE_DATA block")
+    schema = hfile.schema or schema_json
+    if schema is None:
+        raise BlockDecodeError("HFile data block without a schema (no file info `schema`, no SCHEMA header)")
+    return hfile, schema
+
+
+def _with_key(record: dict[str, Any], key: bytes) -> dict[str, Any]:
+    if KEY_FIELD in record:
+        record[KEY_FIELD] = key.decode("utf-8")
+    return record
+
+
+def decode_hfile_records(content: bytes, schema_json: str | None = None) -> list[KeyedRecord]:
+    """The records of an HFILE_DATA block's content, in key order, as plain fastavro records.
+
+    Each cell's value is an Avro binary datum (no container) in the HFile's writer schema; its `key` field is
+    written as "" and is set here from the cell's row key, as Hudi's HFile readers do.
+    """
+    try:
+        return hfile_records(*_open_hfile(content, schema_json))
+    except BlockDecodeError:
+        raise
+    except Exception as e:  # HFile damage (CorruptFileError), fastavro and UTF-8 errors on damaged bytes
+        raise BlockDecodeError(f"cannot decode HFile data block: {type(e).__name__}: {e}") from e
+
+
+def hfile_records(hfile: HFileReader, schema_json: str) -> list[KeyedRecord]:
+    """Every cell of `hfile` decoded as a record of `schema_json` (a base file's or a block's writer schema)."""
+    parsed = parsed_schema(schema_json)
+    return [KeyedRecord(k.decode("utf-8"), _with_key(_read_datum(v, parsed, False), k)) for k, v in hfile.items()]
+
+
+def _decode_hfile_block(content: bytes, schema_json: str | None, schema: pa.Schema | None) -> pa.Table:
+    hfile, writer_schema = _open_hfile(content, schema_json)
+    decoding = _parsed_decoding_schema(writer_schema)
+    records = [_with_key(_read_datum(v, decoding, True), k) for k, v in hfile.items()]
+    return records_to_arrow(records, schema if schema is not None else arrow_schema_from_avro_json(writer_schema))
 
 
 # ---- Parquet data blocks ----------------------------------------------------------------------------
@@ -327,7 +393,7 @@ def encode_delete_records(records: list[DeleteRecord]) -> bytes:
 
 
 def decode_data_block(block: LogBlock, content: bytes, schema: pa.Schema | None = None) -> pa.Table:
-    """Records of an Avro or Parquet data block as an Arrow table (in `schema` when given).
+    """Records of an Avro, Parquet or HFile data block as an Arrow table (in `schema` when given).
 
     Content comes from disk and may be damaged: every failure to decode it is a BlockDecodeError.
     """
@@ -351,7 +417,9 @@ def _decode_data_block(block: LogBlock, content: bytes, schema: pa.Schema | None
     if block.block_type == BlockType.PARQUET_DATA:
         table = decode_parquet(content)
         return table if schema is None else conform(table, schema)
-    raise UnsupportedContentError(f"{block.block_type.name} blocks are not supported (metadata-table HFile blocks)")
+    if block.block_type == BlockType.HFILE_DATA:
+        return _decode_hfile_block(content, block.schema, schema)
+    raise UnsupportedContentError(f"{block.block_type.name} blocks hold no records")
 
 
 def decode_avro_blocks_together(
