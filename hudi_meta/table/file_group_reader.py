@@ -53,7 +53,8 @@ class ReadStats:
     log_blocks: int = 0
     corrupt_blocks: int = 0
     rollback_blocks: int = 0
-    log_records: int = 0
+    log_records: int = 0  # data records
+    log_deletes: int = 0  # delete records (Java's log scanner counts both as log records)
     skipped_blocks: int = 0
 
 
@@ -184,6 +185,7 @@ class _LogDecoder:
         try:
             if block.block_type == BlockType.DELETE:
                 deletes = tuple(decode_delete_records(content))
+                self.stats.log_deletes += len(deletes)
                 self.parts.append(LogPart(block.instant_time or "", self.rows, self.rows, deletes))
                 return
             self._infer_schema(block)

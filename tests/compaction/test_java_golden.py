@@ -82,3 +82,4 @@ def test_our_executor_on_javas_plan_writes_javas_base_files(fixture_table: Any, 
         assert BaseFileName.parse(mine.file_name).file_id == s.file_id and mine.path.endswith(f"_{PLAN}.parquet")
         assert mine.file_size_in_bytes == (table / mine.path).stat().st_size
         assert mine.num_writes == s.num_writes and mine.total_log_files_compacted == s.total_log_files_compacted
+        assert mine.total_log_records == s.total_log_records  # data and delete records read from the log files
