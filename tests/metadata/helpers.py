@@ -18,6 +18,7 @@ from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.writer import follow_data_rollback, write_delta_commit
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import WriteClient
 from tests.compaction.core import by_id
 from tests.table.test_metadata_table import storage_listing
 
@@ -63,6 +64,29 @@ def commit_hook(path: Path | str) -> Callable[[str, CommitMetadata], None]:
 
 def write_mdt(path: Path | str, instant: str, metadata: CommitMetadata) -> None:
     write_delta_commit(HudiTable.open(str(path)), instant, files_records(commit_files(metadata)))
+
+
+class DataCommitFailed(Exception):
+    """Stands for a writer that died after the MDT deltacommit completed and before its data commit did."""
+
+
+def write_failing_after_mdt(path: str, partition: str, file_id: str, data: pa.Table) -> str:
+    """A log-file write whose MDT deltacommit completes and whose data commit never does; its instant."""
+
+    def mdt_then_fail(instant: str, metadata: CommitMetadata) -> None:
+        write_mdt(path, instant, metadata)
+        raise DataCommitFailed(instant)
+
+    w = WriteClient(HudiTable.open(path), metadata_writer=mdt_then_fail)
+    w.begin()
+    w.append_log(partition, file_id, data)
+    try:
+        w.commit()
+    except DataCommitFailed:
+        pass
+    finally:
+        w.close()
+    return w.instant
 
 
 def rollback_hook(path: Path | str) -> Callable[[str, RollbackMetadata], None]:

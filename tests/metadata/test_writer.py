@@ -29,7 +29,7 @@ from tests.metadata.helpers import (
     files_records,
     rollback_hook,
     rs_read,
-    write_mdt,
+    write_failing_after_mdt,
 )
 
 MOR_FIXTURE = next(a for a in table_zips() if a.stem == "v9_txns_simple_meta" and "/mor/" in str(a))
@@ -154,24 +154,13 @@ def test_data_rollback_rolls_the_metadata_table_back(tmp_path: Path, version: in
     t = CoreTable(tmp_path / "t", version=version)
     t.write(region_rows("eu", ("a", 1, 1.0)))
     create_metadata_table(t.table)
-    w = WriteClient(t.table, metadata_writer=commit_hook(t.path))
-    w.begin()
-    w.append_log(t.partition, t.file_id or "", region_rows("eu", ("a", 2, 5.0)))
-
-    def fail_after_mdt(instant: str, metadata: object) -> None:
-        write_mdt(t.path, instant, metadata)  # type: ignore[arg-type]
-        raise RuntimeError("killed before the data commit")
-
-    w.metadata_writer = fail_after_mdt
-    with pytest.raises(RuntimeError):
-        w.commit()
-    w.close()
-    assert mdt_table(t.path).timeline.instant(w.instant).is_completed  # type: ignore[union-attr]
+    instant = write_failing_after_mdt(t.path, t.partition, t.file_id or "", region_rows("eu", ("a", 2, 5.0)))
+    assert mdt_table(t.path).timeline.instant(instant).is_completed  # type: ignore[union-attr]
     check_readers(t.path)
     assert by_id(t.table.read())["a"] == (1, 1.0)
-    report = rollback_failed_write(t.table, w.instant, dry_run=False, force=True, metadata_writer=rollback_hook(t.path))
+    report = rollback_failed_write(t.table, instant, dry_run=False, force=True, metadata_writer=rollback_hook(t.path))
     mdt = mdt_table(t.path)
-    assert mdt.timeline.instant(w.instant) is None
+    assert mdt.timeline.instant(instant) is None
     rollback = [i for i in mdt.timeline.completed() if i.action == Action.ROLLBACK]
     assert [i.requested_time for i in rollback] == [report.instant + ("006" if version == 6 else "")]
     check_readers(t.path)
