@@ -89,7 +89,10 @@ def _refuse_compacted(mdt: HudiTable, instant: Instant) -> None:
     compactions = [i.requested_time for i in mdt.timeline.completed() if i.action == Action.COMMIT]
     done = instant.completion_time or instant.requested_time
     latest = max(compactions, default=None)
-    if latest is not None and len(latest) == len(instant.requested_time) and done <= latest:
+    # 1.x compares the completion time with the compaction's (same-length times only); 0.x the requested time,
+    # where the compaction time is a deltacommit's plus `001`
+    comparable = mdt.config.version == 6 or (latest is not None and len(latest) == len(instant.requested_time))
+    if latest is not None and comparable and done <= latest:
         raise HudiMetaError(
             f"metadata table deltacommit {instant.requested_time} is older than the metadata table's compaction "
             f"{latest}: it cannot be rolled back (Java needs a restore here)"

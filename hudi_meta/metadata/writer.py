@@ -217,10 +217,10 @@ def follow_data_rollback(
     """Bring the MDT in step with a data-table rollback at `data_rollback_time` of `target`, before that rollback
     completes. Version 6 (0.x, `HoodieBackedTableMetadataWriterTableVersionSix.update(HoodieRollbackMetadata)`):
     an MDT deltacommit at the rollback time holding `records` (the log files the rollback appended its command
-    block to, with their new sizes), then an MDT rollback of deltacommit `target` at that time plus `006`.
+    block to, with their new sizes: `HoodieTableMetadataUtil.convertMetadataToRecords(HoodieRollbackMetadata)`),
+    then an MDT rollback of deltacommit `target` at that time plus `006`.
     Versions 8 and 9: an MDT rollback of `target` at the same time and no deltacommit (the data-table rollback
     deleted `target`'s files, which the MDT never listed as valid)."""
-    pending = list(records)
-    if table.config.version == 6 and pending:
-        write_delta_commit(table, data_rollback_time, pending)
+    if table.config.version == 6:  # written even without records, as processAndCommit does
+        write_delta_commit(table, data_rollback_time, records)
     return rollback_delta_commit(table, target, rollback_time_for(table, data_rollback_time))

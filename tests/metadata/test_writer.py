@@ -14,6 +14,7 @@ from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.properties import parse_properties
 from hudi_meta.metadata.init import MetadataTableExistsError, create_metadata_table
 from hudi_meta.metadata.layout import file_group_index, java_string_hash
+from hudi_meta.metadata.rollback import rollback_delta_commit
 from hudi_meta.metadata.writer import write_delta_commit
 from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.instant import Action
@@ -207,3 +208,13 @@ def test_java_fixture_gets_one_more_deltacommit(tmp_path: Path, fixture_table) -
     from tests.table.test_metadata_table import storage_listing
 
     assert {p: dict(f) for p, f in listing.files.items() if f} == storage_listing(HudiTable.open(str(path)))
+
+
+def test_a_deltacommit_a_compaction_folded_in_is_not_rolled_back(tmp_path: Path, fixture_table) -> None:  # type: ignore[no-untyped-def]
+    """Java's validateRollback: the fixture's MDT compaction 20260307162612567 holds deltacommit
+    20260307162611195 (completed before it); rolling that back needs a restore."""
+    path = tmp_path / "fx"
+    shutil.copytree(fixture_table(MOR_FIXTURE), path)
+    with pytest.raises(HudiMetaError, match="cannot be rolled back"):
+        rollback_delta_commit(HudiTable.open(str(path)), "20260307162611195")
+    assert rollback_delta_commit(HudiTable.open(str(path)), "20990101000000000") is None  # not in the MDT
