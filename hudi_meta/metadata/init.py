@@ -12,7 +12,9 @@ step leaves a table listed from storage, and running this again starts over. doc
 
 from __future__ import annotations
 
+import itertools
 import posixpath
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError, UnsupportedTableError
@@ -24,6 +26,8 @@ from hudi_meta.metadata.encoding import empty_delete_block, hfile_bytes, record_
 from hudi_meta.metadata.layout import (
     INIT_WRITE_TOKEN,
     PARTITIONS_KEY,
+    FileGroupOf,
+    default_file_group_of,
     file_group_id,
     mdt_path,
     mdt_properties,
@@ -143,22 +147,72 @@ def create_metadata_table(table: HudiTable) -> InitReport:
     if FILES_PARTITION in metadata_partitions_now(table):
         raise MetadataTableExistsError(f"{table.base_path} already has a metadata table (files partition)")
     with table_lock(table.storage, table.meta_path, table.config.props, "create the metadata table"):
-        table.reload()
-        pending = [i for i in table.timeline.pending() if i.action != Action.INDEXING]
-        if pending:
-            raise HudiMetaError(
-                f"{table.base_path}: {pending[0].requested_time} ({pending[0].action}) is pending; the metadata table "
-                "lists committed files only: finish or roll back pending instants first"
-            )
-        instant = (
-            v6_init_instant([i.requested_time for i in table.timeline.completed()])
-            if version == 6
-            else one_x_init_instant()
+        _refuse_pending(table)
+        mdt = _new_mdt(table)
+        instant = _init_instant(table, mdt)
+        listing = committed_files(table)
+        stats = _bulk_init(table, mdt, FILES_PARTITION, 1, files_records(listing), instant, default_file_group_of)
+        set_metadata_partitions(table, (*metadata_partitions_now(table), FILES_PARTITION))
+    table.reload()
+    files = sum(len(f) for f in listing.values())
+    return InitReport(instant, tuple(sorted(listing)), files, stats[0].path)
+
+
+def initialize_partition(
+    table: HudiTable,
+    partition: str,
+    file_group_count: int,
+    records: Callable[[HudiTable], Iterable[MetadataRecord]],
+    file_group_of: FileGroupOf | None = None,
+) -> InitReport:
+    """Add MDT partition `partition` (e.g. `column_stats`, 2 file groups) to an MDT that has `files`, bulk-inserting
+    `records(table)` (called under the lock, after the pending check) as Java initializes a partition: its own init
+    instant, the folder cleared of an earlier attempt, one empty log file per file group, base files for the groups
+    that get records, then the partition in `hoodie.table.metadata.partitions`."""
+    live = metadata_partitions_now(table)
+    if FILES_PARTITION not in live:
+        raise HudiMetaError(f"{table.base_path} has no metadata table: create it (the files partition) first")
+    if partition in live:
+        raise MetadataTableExistsError(f"{table.base_path}: metadata table partition {partition} already exists")
+    if file_group_count < 1:
+        raise ValueError("a metadata table partition has at least one file group")
+    with table_lock(table.storage, table.meta_path, table.config.props, f"initialize metadata partition {partition}"):
+        _refuse_pending(table)
+        mdt = HudiTable.open(table.storage.uri(mdt_path(table)), table.storage.options)
+        instant = _init_instant(table, mdt)
+        _remove_tree(table.storage, posixpath.join(mdt.base_path, partition))
+        rows = list(records(table))
+        mapping = file_group_of or default_file_group_of
+        stats = _bulk_init(table, mdt, partition, file_group_count, rows, instant, mapping)
+        set_metadata_partitions(table, (*metadata_partitions_now(table), partition))
+    table.reload()
+    return InitReport(instant, (partition,), len(rows), stats[0].path if stats else "")
+
+
+def _refuse_pending(table: HudiTable) -> None:
+    table.reload()
+    pending = [i for i in table.timeline.pending() if i.action != Action.INDEXING]
+    if pending:
+        raise HudiMetaError(
+            f"{table.base_path}: {pending[0].requested_time} ({pending[0].action}) is pending; the metadata table "
+            "lists committed files only: finish or roll back pending instants first"
         )
-        return _create(table, instant)
 
 
-def _create(table: HudiTable, instant: str) -> InitReport:
+def _init_instant(table: HudiTable, mdt: HudiTable) -> str:
+    """The first init instant not on the MDT timeline: 1.x `00000000000000000`, `...001`...; version 6 the latest
+    completed data-table instant + `010`, `011`... (generateUniqueInstantTime in HBTMW and HBTMW6)."""
+    taken = {i.requested_time for i in mdt.timeline.instants}
+    completed = [i.requested_time for i in table.timeline.completed()]
+    for offset in itertools.count():
+        instant = v6_init_instant(completed, offset) if table.config.version == 6 else one_x_init_instant(offset)
+        if instant not in taken:
+            return instant
+    raise AssertionError("unreachable")
+
+
+def _new_mdt(table: HudiTable) -> HudiTable:
+    """An empty MDT (what a killed earlier attempt left removed first): its folders and hoodie.properties."""
     storage, root = table.storage, mdt_path(table)
     _remove_tree(storage, root)
     crash_point("init-after-cleanup")
@@ -168,46 +222,66 @@ def _create(table: HudiTable, instant: str) -> InitReport:
     props = format_properties(with_checksum(mdt_properties(table)))
     storage.create_atomic(posixpath.join(meta, PROPERTIES), props.encode("utf-8"))
     crash_point("init-after-properties")
-    mdt = HudiTable.open(storage.uri(root), storage.options)
-    partition_dir = posixpath.join(root, FILES_PARTITION)
+    return HudiTable.open(storage.uri(root), storage.options)
+
+
+def _bulk_init(
+    table: HudiTable,
+    mdt: HudiTable,
+    partition: str,
+    count: int,
+    records: list[MetadataRecord],
+    instant: str,
+    file_group_of: FileGroupOf,
+) -> list[WriteStat]:
+    """A partition's file groups (each a log file of one empty DELETE block), then a deltacommit at `instant` of
+    one base HFile per file group that gets records (HBTMW.initializeFileGroups, then bulkCommit)."""
+    storage = mdt.storage
+    partition_dir = posixpath.join(mdt.base_path, partition)
     storage.makedirs(partition_dir)
-    file_id = file_group_id(FILES_PARTITION, 0)
     storage.create_atomic(
         posixpath.join(partition_dir, PARTITION_METADATA), partition_metadata_text(instant).encode("utf-8")
     )
-    log = log_file_name(file_id, instant, 1, INIT_WRITE_TOKEN)
-    storage.create_atomic(posixpath.join(partition_dir, log), empty_delete_block(instant).data)
+    file_ids = [file_group_id(partition, i) for i in range(count)]
+    for file_id in file_ids:
+        log = log_file_name(file_id, instant, 1, INIT_WRITE_TOKEN)
+        storage.create_atomic(posixpath.join(partition_dir, log), empty_delete_block(instant).data)
     crash_point("init-after-file-group")
     timeline = TimelineWriter(storage, mdt.timeline_path, mdt.config.timeline_layout, table.config.timeline_timezone)
     timeline.request(Action.DELTA_COMMIT, instant)
     timeline.start(Action.DELTA_COMMIT, instant)
     crash_point("init-after-inflight")
-    listing = committed_files(table)
-    records = files_records(listing)
-    payload = hfile_bytes(records, writer_schema_json(), base_file=True)
-    name = BaseFileName(file_id, UNKNOWN_WRITE_TOKEN, instant, ".hfile").name
-    storage.create_atomic(posixpath.join(partition_dir, name), payload)
-    crash_point("init-after-base-file")
-    stat = WriteStat(
-        file_id=file_id,
-        path=f"{FILES_PARTITION}/{name}",
-        num_writes=len(records),
-        num_inserts=len(records),
-        total_write_bytes=len(payload),
-        partition_path=FILES_PARTITION,
-        file_size_in_bytes=len(payload),
-    )
+    by_group: dict[int, list[MetadataRecord]] = {}
+    for record in records:
+        if record.partition != partition or record.is_delete:
+            raise ValueError(f"initializing {partition}: {record.partition} record {record.key!r} (upserts of it only)")
+        by_group.setdefault(file_group_of(partition, record.key, count), []).append(record)
+    stats = []
+    for index in sorted(by_group):
+        payload = hfile_bytes(by_group[index], writer_schema_json(), base_file=True)
+        name = BaseFileName(file_ids[index], UNKNOWN_WRITE_TOKEN, instant, ".hfile").name
+        storage.create_atomic(posixpath.join(partition_dir, name), payload)
+        crash_point("init-after-base-file")
+        n = len(by_group[index])
+        stats.append(
+            WriteStat(
+                file_id=file_ids[index],
+                path=f"{partition}/{name}",
+                num_writes=n,
+                num_inserts=n,
+                total_write_bytes=len(payload),
+                partition_path=partition,
+                file_size_in_bytes=len(payload),
+            )
+        )
     metadata = CommitMetadata(
-        partition_to_write_stats={FILES_PARTITION: [stat]},
+        partition_to_write_stats={partition: stats},
         extra_metadata={"schema": record_schema_json()},
         operation_type=BULK_INSERT_PREPPED,
     )
     timeline.complete(Action.DELTA_COMMIT, instant, metadata.to_bytes(mdt.config.timeline_layout))
     crash_point("init-after-commit")
-    set_metadata_partitions(table, (*metadata_partitions_now(table), FILES_PARTITION))
-    table.reload()
-    files = sum(len(f) for f in listing.values())
-    return InitReport(instant, tuple(sorted(listing)), files, stat.path)
+    return stats
 
 
 def _remove_tree(storage: Storage, path: str) -> None:

@@ -7,7 +7,7 @@ Every name here is what a Java reader looks for; docs/metadata-table.md section 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hudi_meta.table.metadata_table import FILES_PARTITION, METADATA_DIR
 from hudi_meta.table.table import META_DIR, HudiTable
@@ -67,6 +67,16 @@ def file_group_index(key: str, count: int) -> int:
     # Java's Math.abs(Integer.MIN_VALUE) stays negative and its % truncates toward zero; the outer abs makes both
     # come out as Python's abs(h) % count
     return abs(java_string_hash(key)) % count
+
+
+FileGroupOf = Callable[[str, str, int], int]  # (MDT partition, key, group count) -> group index
+
+
+def default_file_group_of(partition: str, key: str, count: int) -> int:
+    """`abs(hash(key)) % count`; secondary indexes hash a key prefix instead (hudi_meta.metadata.keys)."""
+    if partition.startswith("secondary_index_"):
+        raise ValueError(f"{partition}: secondary-index keys map to file groups by their prefix: pass file_group_of")
+    return file_group_index(key, count)
 
 
 def v6_init_instant(completed: Sequence[str], offset: int = 0) -> str:

@@ -20,7 +20,7 @@ docs/metadata-table.md section 5.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError
@@ -31,7 +31,7 @@ from hudi_meta.format.log_writer import EncodedBlock, append_blocks
 from hudi_meta.metadata.crash import crash_point
 from hudi_meta.metadata.encoding import hfile_data_block, mdt_delete_block, record_schema_json, writer_schema_json
 from hudi_meta.metadata.init import data_table_props, metadata_partitions_now
-from hudi_meta.metadata.layout import INFLIGHT_PARTITIONS_KEY, file_group_index
+from hudi_meta.metadata.layout import INFLIGHT_PARTITIONS_KEY, FileGroupOf, default_file_group_of
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.rollback import (
     MdtRollbackReport,
@@ -47,14 +47,6 @@ from hudi_meta.table.table import HudiTable
 
 UPSERT_PREPPED = "UPSERT_PREPPED"  # WriteOperationType of an MDT deltacommit
 MAX_LOG_FILE_SIZE = 2 * 1024**3  # hoodie.metadata.max.logfile.size
-FileGroupOf = Callable[[str, str, int], int]  # (MDT partition, key, group count) -> group index
-
-
-def default_file_group_of(partition: str, key: str, count: int) -> int:
-    """`abs(hash(key)) % count`; secondary indexes hash a key prefix instead (hudi_meta.metadata.keys)."""
-    if partition.startswith("secondary_index_"):
-        raise ValueError(f"{partition}: secondary-index keys map to file groups by their prefix: pass file_group_of")
-    return file_group_index(key, count)
 
 
 @dataclass(frozen=True)

@@ -6,17 +6,29 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.format.block_content import DeleteRecord
+from hudi_meta.format.block_content import DeleteRecord, decode_hfile_records, hfile_records
+from hudi_meta.format.commit_metadata import CommitMetadata
+from hudi_meta.format.hfile import HFileReader
+from hudi_meta.format.log_block import BlockType
+from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.format.properties import parse_properties
-from hudi_meta.metadata.init import MetadataTableExistsError, create_metadata_table
+from hudi_meta.metadata.init import (
+    MetadataTableExistsError,
+    create_metadata_table,
+    initialize_partition,
+    metadata_partitions_now,
+)
 from hudi_meta.metadata.layout import file_group_index, java_string_hash
+from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.rollback import rollback_delta_commit
 from hudi_meta.metadata.writer import write_delta_commit
 from hudi_meta.table.failed_writes import rollback_failed_write
+from hudi_meta.table.fs_view import latest_slice_for_snapshot
 from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
@@ -218,3 +230,73 @@ def test_a_deltacommit_a_compaction_folded_in_is_not_rolled_back(tmp_path: Path,
     with pytest.raises(HudiMetaError, match="cannot be rolled back"):
         rollback_delta_commit(HudiTable.open(str(path)), "20260307162611195")
     assert rollback_delta_commit(HudiTable.open(str(path)), "20990101000000000") is None  # not in the MDT
+
+
+def stats_record(key: str, file_name: str, count: int) -> MetadataRecord:
+    """A column_stats-shaped record (type 3) for one file: enough to route and read back, not Java's key rule."""
+    stats = {"fileName": file_name, "columnName": "ts", "valueCount": count, "nullCount": 0, "isDeleted": False}
+    return MetadataRecord("column_stats", key, {"key": key, "type": 3, "ColumnStatsMetadata": stats})
+
+
+def value_counts(path: str) -> dict[str, int]:
+    return {k: r["ColumnStatsMetadata"]["valueCount"] for k, r in partition_records(path, "column_stats").items()}
+
+
+def partition_records(path: str, partition: str) -> dict[str, dict[str, Any]]:
+    """Key -> record of an MDT partition: each file group's committed base file, then its log blocks of completed
+    MDT instants in log order, newer records replacing older ones; keys checked against their file group."""
+    table = HudiTable.open(path)
+    mdt = mdt_table(path)
+    inputs = mdt.view_inputs()
+    groups = sorted((fg for fg in mdt.file_groups() if fg.partition == partition), key=lambda fg: fg.file_id)
+    out: dict[str, dict[str, Any]] = {}
+    for index, fg in enumerate(groups):
+        picked = latest_slice_for_snapshot(fg, inputs)
+        assert picked is not None
+        base, logs = picked
+        found = []
+        if base is not None:
+            hfile = HFileReader((Path(mdt.base_path) / base.path).read_bytes())
+            found += hfile_records(hfile, hfile.schema or "")
+        for lf in logs:
+            full = str(Path(mdt.base_path) / lf.path)
+            blocks = [b for b in read_blocks(mdt.storage, full) if b.block_type == BlockType.HFILE_DATA]
+            valid = [b for b in blocks if inputs.is_committed(b.instant_time or "")]
+            for block, content in zip(valid, read_contents(mdt.storage, full, valid), strict=True):
+                found += decode_hfile_records(content, block.schema)
+        for record in found:
+            assert file_group_index(record.key, len(groups)) == index
+            out[record.key] = record.record
+    assert table.config.metadata_partitions
+    return out
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_another_partition_is_initialized_and_kept(tmp_path: Path, version: int) -> None:
+    """A second MDT partition (column_stats-shaped records, 2 file groups) initialized from records the caller
+    derives, at the next init instant, then written with every commit: each key in its file group, readers of
+    the files partition unaffected."""
+    t = CoreTable(tmp_path / "t", version=version)
+    t.write(region_rows("eu", ("a", 1, 1.0)))
+    create_metadata_table(t.table)
+    base = next(iter(commit_files(t.table.timeline.commit_metadata(t.table.timeline.completed_writes()[0]))))
+    first = [stats_record(f"k{i}", f"{base}-{i}", i) for i in range(5)]
+    report = initialize_partition(t.table, "column_stats", 2, lambda _: first)
+    assert report.instant == (
+        "00000000000000001" if version >= 8 else t.table.timeline.completed()[-1].requested_time + "011"
+    )
+    assert metadata_partitions_now(t.table) == ("column_stats", "files")
+    assert value_counts(t.path) == {f"k{i}": i for i in range(5)}
+    for n in range(3):
+
+        def hook(instant: str, metadata: CommitMetadata, n: int = n) -> None:
+            stats = [stats_record(f"k{n}", "f", 100 + n), stats_record(f"n{n}", "f", n)]
+            write_delta_commit(HudiTable.open(t.path), instant, [*files_records(commit_files(metadata)), *stats])
+
+        w = WriteClient(t.table, metadata_writer=hook)
+        w.begin()
+        w.append_log(t.partition, t.file_id or "", region_rows("eu", (f"x{n}", 10 + n, 1.0)))
+        w.commit()
+        check_readers(t.path)
+    counts = value_counts(t.path)
+    assert counts == {"k0": 100, "k1": 101, "k2": 102, "k3": 3, "k4": 4, "n0": 0, "n1": 1, "n2": 2}
