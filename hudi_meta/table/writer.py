@@ -52,6 +52,7 @@ from hudi_meta.format.log_writer import (
 )
 from hudi_meta.format.parquet_file import encode_parquet
 from hudi_meta.format.properties import format_properties, parse_properties, with_checksum
+from hudi_meta.format.table_service_metadata import RollbackMetadata
 from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
 from hudi_meta.table import bucket_index
@@ -427,6 +428,8 @@ class WriteClient:
     # called under the table lock right before the write completes (Java's order); a table with a metadata table is
     # written only with one
     metadata_writer: Callable[[str, CommitMetadata], None] | None = None
+    # its counterpart for when this write is rolled back after a conflict (see rollback_failed_write)
+    metadata_rollback: Callable[[str, RollbackMetadata], None] | None = None
 
     def __post_init__(self) -> None:
         if self.table.config.version not in WRITE_VERSIONS:
@@ -581,7 +584,9 @@ class WriteClient:
                     storage.delete(path)
         self.close()
         self.table.reload()
-        rollback_failed_write(self.table, self.instant, force=True, dry_run=False)
+        rollback_failed_write(
+            self.table, self.instant, force=True, dry_run=False, metadata_writer=self.metadata_rollback
+        )
         log.warning("write %s rolled back after a conflict with a compaction", self.instant)
 
     # ---- files --------------------------------------------------------------------------------------
