@@ -20,7 +20,13 @@ ROLLBACK_POINTS = (
     "rollback-after-files",
     "rollback-after-complete",
 )
-CRASH_POINTS = INIT_POINTS + COMMIT_POINTS + ROLLBACK_POINTS
+COMPACTION_POINTS = (
+    "compaction-after-requested",
+    "compaction-after-inflight",
+    "compaction-after-base-file",
+    "compaction-after-complete",
+)
+CRASH_POINTS = INIT_POINTS + COMMIT_POINTS + ROLLBACK_POINTS + COMPACTION_POINTS
 _crash = CrashPoints(CRASH_AT_ENV, CRASH_POINTS)
 set_crash_hook = _crash.set_hook
 crash_point = _crash.reach

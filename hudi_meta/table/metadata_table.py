@@ -159,13 +159,15 @@ def read_files_partition(table: HudiTable) -> FilesListing:
         raise MetadataTableError(f"{path}/{FILES_PARTITION} has {len(groups)} file groups: expected exactly one")
     picked = latest_slice_for_snapshot(groups[0], mdt.view_inputs())
     base, logs = picked if picked is not None else (None, [])
-    base_records = _base_records(mdt, base.path) if base is not None else {}
-    log_records = _log_records(mdt, [lf.path for lf in logs], valid_instants(table, mdt))
-    merged = merge_with_base(base_records, merge_log_records(log_records))
+    in_base = base_records(mdt, base.path) if base is not None else {}
+    in_logs = log_records(mdt, [lf.path for lf in logs], valid_instants(table, mdt))
+    merged = merge_with_base(in_base, merge_log_records(in_logs))
     return _listing(merged, base.path if base else None, tuple(lf.path for lf in logs))
 
 
-def _base_records(mdt: HudiTable, rel: str) -> dict[str, FilesRecord]:
+def base_records(mdt: HudiTable, rel: str) -> dict[str, FilesRecord]:
+    """The files records of the base HFile at `rel` (relative to the metadata table); also what its compaction
+    merges."""
     full = posixpath.join(mdt.base_path, rel)
     hfile = HFileReader(mdt.storage.read_bytes(full), full)
     if hfile.schema is None:
@@ -173,7 +175,9 @@ def _base_records(mdt: HudiTable, rel: str) -> dict[str, FilesRecord]:
     return {r.key: _files_record(r) for r in hfile_records(hfile, hfile.schema)}
 
 
-def _log_records(mdt: HudiTable, paths: list[str], is_valid: Callable[[str], bool]) -> list[FilesRecord | str]:
+def log_records(mdt: HudiTable, paths: list[str], is_valid: Callable[[str], bool]) -> list[FilesRecord | str]:
+    """The records (a `str` for a deleted key) of the log files at `paths` in log order, blocks of instants
+    `is_valid` refuses and rolled-back blocks left out."""
     blocks: list[tuple[str, LogBlock]] = []
     for rel in paths:
         full = posixpath.join(mdt.base_path, rel)

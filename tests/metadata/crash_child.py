@@ -1,13 +1,15 @@
 """One metadata-table operation in a process of its own, for the kill tests (tests/metadata/test_crash.py):
-`python -m tests.metadata.crash_child init|write|rollback PATH [INSTANT]`; HUDI_META_MDT_CRASH_AT names the step
+`python -m tests.metadata.crash_child init|write|compact|rollback PATH [INSTANT]`; HUDI_META_MDT_CRASH_AT names the step
 at which it kills itself."""
 
 from __future__ import annotations
 
 import sys
 
+from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.table.failed_writes import rollback_failed_write
+from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 from tests.compaction.core import region_rows
@@ -31,6 +33,10 @@ def main(argv: list[str]) -> None:
         create_metadata_table(HudiTable.open(path))
     elif op == "write":
         write(path, int(argv[3]))
+    elif op == "compact":
+        table = HudiTable.open(path)
+        with table_lock(table.storage, table.meta_path, table.config.props, "compact the metadata table"):
+            compact_if_necessary(table, max_delta_commits=1)
     elif op == "rollback":
         table = HudiTable.open(path)
         rollback_failed_write(table, argv[3], dry_run=False, force=True, metadata_writer=rollback_hook(path))

@@ -14,6 +14,7 @@ from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import RollbackMetadata
+from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.writer import follow_data_rollback, write_delta_commit
 from hudi_meta.table.metadata_table import read_files_partition
@@ -153,3 +154,13 @@ def check_readers(path: Path | str) -> None:
             assert rs_read(str(path), query) == by_id(table.read(query)), query
         listed = {n for files in listing.files.values() for n in files}
         assert rs_log_files(str(path)) <= listed  # hudi-rs planned from the metadata table's listing
+
+
+def compacting_hook(path: Path | str, max_delta_commits: int) -> Callable[[str, CommitMetadata], None]:
+    """`commit_hook` with the MDT's table service first, as Java runs it before the write's deltacommit."""
+
+    def hook(instant: str, metadata: CommitMetadata) -> None:
+        compact_if_necessary(HudiTable.open(str(path)), max_delta_commits)
+        write_mdt(path, instant, metadata)
+
+    return hook
