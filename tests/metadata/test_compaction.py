@@ -12,14 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.crash import COMPACTION_POINTS, CRASH_AT_ENV
 from hudi_meta.metadata.init import create_metadata_table
-from hudi_meta.table.instant import Action
+from hudi_meta.table.failed_writes import rollback_failed_write
+from hudi_meta.table.instant import Action, instant_epoch_ms
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 from tests.compaction.core import CoreTable, by_id, region_rows
-from tests.metadata.helpers import check_readers, compacting_hook
+from tests.metadata.helpers import check_readers, compacting_hook, rollback_hook, write_failing_after_mdt
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,3 +80,26 @@ def test_kill_while_compacting(tmp_path: Path, version: int, step: str) -> None:
     mdt = HudiTable.open(f"{t.path}/.hoodie/metadata")
     assert not mdt.timeline.pending_compactions() and len(compactions(t.path)) == 1
     check_readers(t.path)
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_compaction_leaves_a_failed_write_rollbackable(tmp_path: Path, version: int) -> None:
+    """A write complete on the MDT but pending on the data table: 1.x compacts at 1 ms below it (its deltacommit
+    stays out of the base file and can still be rolled back); 0.x does not compact while it is pending."""
+    t = CoreTable(tmp_path / "t", version=version)
+    t.write(region_rows("eu", ("a", 1, 1.0)))
+    create_metadata_table(t.table)
+    write(t, 1, every=100)
+    failed = write_failing_after_mdt(t.path, t.partition, t.file_id or "", region_rows("eu", ("a", 5, 9.0)))
+    report = compact_if_necessary(HudiTable.open(t.path), max_delta_commits=1)
+    if version == 6:
+        assert report is None
+    else:
+        assert report is not None and report.instant < failed
+        assert instant_epoch_ms(failed) - instant_epoch_ms(report.instant) == 1
+    check_readers(t.path)
+    rollback_failed_write(t.table, failed, dry_run=False, force=True, metadata_writer=rollback_hook(t.path))
+    check_readers(t.path)
+    write(t, 2, every=1)
+    check_readers(t.path)
+    assert by_id(t.table.read())["a"] == (1, 1.0)
