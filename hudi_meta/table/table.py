@@ -228,6 +228,7 @@ class HudiTable:
         self.__dict__.pop("archived", None)
         self.__dict__.pop("_listing", None)
         self.__dict__.pop("_view_inputs", None)
+        self.__dict__.pop("_groups", None)
 
     def compaction_plan(self, instant_time: str) -> CompactionPlan:
         """The plan of compaction `instant_time`, as its `.compaction.requested` holds it (links included)."""
@@ -309,18 +310,25 @@ class HudiTable:
                     made.add((partition, link))
         return frozenset(made)
 
+    @cached_property
+    def _groups(self) -> dict[tuple[str, str], FileGroup]:
+        """Every file group on disk by (partition, file id), built once from the cached listing and view (callers
+        only read them)."""
+        bases, logs = self._listing
+        return build_file_groups(bases, logs, self.view_inputs())
+
     def file_groups(self) -> list[FileGroup]:
         """The live file groups (not replaced by a completed replacecommit), sorted by (partition, file id); their
         slices include uncommitted files, which queries and planners filter with `view_inputs`."""
-        inputs = self.view_inputs()
-        bases, logs = self._listing
-        return visible_groups(build_file_groups(bases, logs, inputs), inputs)
+        return visible_groups(self._groups, self.view_inputs())
 
     def all_file_groups(self) -> list[FileGroup]:
         """Every file group on disk, replaced ones included (for `show slices`)."""
-        bases, logs = self._listing
-        groups = build_file_groups(bases, logs, self.view_inputs())
-        return [groups[k] for k in sorted(groups)]
+        return [self._groups[k] for k in sorted(self._groups)]
+
+    def file_group(self, partition: str, file_id: str) -> FileGroup | None:
+        """One file group on disk (replaced or not), None when it has no file."""
+        return self._groups.get((partition, file_id))
 
     def resolve(self, query: Query | str) -> Query:
         """`query` with its times as this table's instant times; refused if the table cannot answer it exactly (an
