@@ -55,10 +55,9 @@ from hudi_meta.table.markers import delete_markers
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.writer import WriteClient, create_table
 from tests.crashes import Crash, crash_at
-from tests.table.test_writer import HEARTBEAT_PROPS, batch, rows
+from tests.table.test_writer import batch, rows
 
-PROPS = {
-    **HEARTBEAT_PROPS,
+PROPS = {  # Java's heartbeat settings: no test here needs a writer to expire, and 200 ms expired under load
     "hoodie.keep.min.commits": "2",
     "hoodie.keep.max.commits": "4",
     "hoodie.clean.commits.retained": "1",
