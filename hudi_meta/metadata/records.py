@@ -24,6 +24,7 @@ from hudi_meta.metadata.keys import (
     bloom_filter_key,
     column_stats_key,
     partition_stats_key,
+    secondary_index_key,
 )
 from hudi_meta.metadata.record import MetadataRecord
 
@@ -398,4 +399,52 @@ def by_partition(records: Sequence[MetadataRecord]) -> dict[str, list[MetadataRe
     out: dict[str, list[MetadataRecord]] = {}
     for r in records:
         out.setdefault(r.partition, []).append(r)
+    return out
+
+
+# ---- secondary indexes --------------------------------------------------------------------------------------
+
+SECONDARY_INDEX_PREFIX = "secondary_index_"
+TYPE_SECONDARY_INDEX = 7
+_EPOCH_DAY = dt.date(1970, 1, 1)
+
+
+def secondary_value_text(value: Any) -> str | None:
+    """A secondary value as the index key holds it: Java's `toString` of the Avro value (a date as its day
+    number, checked; booleans, integers and strings follow Java's text; other types UNVERIFIED)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        return str((value - dt.datetime(1970, 1, 1, tzinfo=value.tzinfo)) // dt.timedelta(microseconds=1))
+    if isinstance(value, dt.date):
+        return str((value - _EPOCH_DAY).days)
+    return str(value)
+
+
+def _secondary_record(partition: str, value: str | None, record_key: str, deleted: bool) -> MetadataRecord:
+    key = secondary_index_key(value, record_key)
+    if deleted:
+        return MetadataRecord(partition, key, None)
+    return MetadataRecord(
+        partition, key, _payload(key, TYPE_SECONDARY_INDEX, SecondaryIndexMetadata={"isDeleted": False})
+    )
+
+
+def secondary_index_records(
+    partition: str, before: Mapping[str, Any], after: Mapping[str, Any]
+) -> list[MetadataRecord]:
+    """What a write changes in secondary index `partition` (`secondary_index_<name>`), from each record key's
+    secondary value before and after it: a new key is added, a removed key deleted, a changed value deletes the
+    old entry and adds the new one (removals are DELETE-block entries); unchanged records write nothing."""
+    out = []
+    for record_key, old in before.items():
+        new_text, old_text = secondary_value_text(after.get(record_key)), secondary_value_text(old)
+        if record_key not in after or new_text != old_text:
+            out.append(_secondary_record(partition, old_text, record_key, deleted=True))
+    for record_key, new in after.items():
+        new_text = secondary_value_text(new)
+        if record_key not in before or secondary_value_text(before[record_key]) != new_text:
+            out.append(_secondary_record(partition, new_text, record_key, deleted=False))
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -19,12 +20,22 @@ from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.metadata.column_ranges import ColumnRange, file_ranges
 from hudi_meta.metadata.records import BloomFilter, RecordLocation
 from hudi_meta.storage.base import Storage
+from hudi_meta.table.table import HudiTable, Query
 
 BLOOM_FILTER_FOOTER_KEY = b"org.apache.hudi.bloomfilter"  # HoodieAvroWriteSupport.HOODIE_AVRO_BLOOM_FILTER_METADATA_KEY
 BLOOM_TYPE_FOOTER_KEY = b"hoodie_bloom_filter_type_code"
 RECORD_KEY_FIELD = "_hoodie_record_key"
 COMPACT = "COMPACT"
 CLUSTER = "CLUSTER"
+
+
+def secondary_values(table: HudiTable, column: str, as_of: str | None) -> dict[str, Any]:
+    """Record key -> value of `column` in a snapshot of `table` as of an instant (None: before any write):
+    the before and after of a write's secondary-index changes."""
+    if as_of is None:
+        return {}
+    read = table.read(Query("time-travel", as_of=as_of), columns=[RECORD_KEY_FIELD, column])
+    return dict(zip(read.column(RECORD_KEY_FIELD).to_pylist(), read.column(column).to_pylist(), strict=True))
 
 
 def _full(base_path: str, stat: WriteStat) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,16 @@ from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.hfile import HFileReader
 from hudi_meta.format.log_block import BlockType
 from hudi_meta.format.log_reader import read_blocks, read_contents
-from hudi_meta.format.table_service_metadata import CleanMetadata, CleanPartitionMetadata
+from hudi_meta.format.table_service_metadata import CleanMetadata, CleanPartitionMetadata, RollbackMetadata
 from hudi_meta.metadata.column_ranges import ColumnRange, file_ranges
+from hudi_meta.metadata.keys import secondary_file_group_index
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.records import (
     COLUMN_STATS,
     FILES,
     PARTITION_STATS,
     RECORD_INDEX,
+    SECONDARY_INDEX_PREFIX,
     ColumnStatsIndex,
     clean_column_stats_records,
     clean_files_records,
@@ -36,8 +39,10 @@ from hudi_meta.metadata.records import (
     instant_millis,
     partition_stats_records,
     record_index_records,
+    rollback_files_records,
+    secondary_index_records,
 )
-from hudi_meta.metadata.written_files import commit_column_ranges, record_index_changes
+from hudi_meta.metadata.written_files import commit_column_ranges, record_index_changes, secondary_values
 from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.table import HudiTable
 from tests.conftest import FIXTURES_DIR
@@ -189,6 +194,78 @@ def test_records_equal_javas(archive: Path, fixture_table: Callable[[Path], Path
             _assert_partition(RECORD_INDEX, record_index_records(changes.updates, changes.deletes, ms), java, schemas)
 
 
+def _secondary_indexes(table: HudiTable) -> dict[str, dict[str, Any]]:
+    defs = json.loads((Path(table.base_path) / ".hoodie/.index_defs/index.json").read_text())["indexDefinitions"]
+    return {name: d for name, d in defs.items() if name.startswith(SECONDARY_INDEX_PREFIX)}
+
+
+def _creation(mdt: HudiTable, partition_dir: Path) -> tuple[str, str]:
+    """The MDT instant that built a secondary index (its base files' instant), and the data-table time it was
+    built at: the instant itself for an `indexing` instant, the completion time of an `000…` MDT instant."""
+    built = min(
+        name.rsplit("_", 1)[-1].removesuffix(".hfile") for name in os.listdir(partition_dir) if name.endswith(".hfile")
+    )
+    cutoff = mdt.timeline.completion_time(built) if built.startswith("00000000000000") else built
+    assert cutoff is not None
+    return built, cutoff
+
+
+def _last_write_before(table: HudiTable, cutoff: str) -> str | None:
+    earlier = [i.requested_time for i in _writes(table) if i.requested_time < cutoff]
+    return earlier[-1] if earlier else None
+
+
+SI_TABLES = [
+    "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip",
+    "sample_table/mor/avro/v9_txns_simple_meta.zip",
+    "sample_table/mor/avro/v9_txns_nonpart_meta.zip",
+    "sample_table/mor/avro/v9_txns_complex_meta.zip",
+    "sample_table/cow/v9_txns_simple_meta.zip",
+]
+
+
+@pytest.mark.parametrize("archive", [pytest.param(FIXTURES_DIR / r, id=r.removesuffix(".zip")) for r in SI_TABLES])
+def test_secondary_index_records_equal_javas(archive: Path, fixture_table: Callable[[Path], Path]) -> None:
+    """The initial build (base HFiles, per file group) and every later write's records."""
+    base = fixture_table(archive)
+    table = HudiTable.open(str(base))
+    mdt_path = base / ".hoodie" / "metadata"
+    mdt = HudiTable.open(str(mdt_path))
+    for name, definition in _secondary_indexes(table).items():
+        column = definition["sourceFields"][0]
+        version = definition.get("version") or "V1"
+        built, cutoff = _creation(mdt, mdt_path / name)
+        snapshot = secondary_values(table, column, _last_write_before(table, cutoff))
+        groups = sorted({n.split("_")[0].lstrip(".") for n in os.listdir(mdt_path / name) if "-0" in n})
+        java_groups: dict[str, set[str]] = {g: set() for g in groups}
+        for f in (mdt_path / name).glob(f"*_{built}.hfile"):
+            java_groups[f.name.split("_")[0]] |= {k.decode() for k in HFileReader(f.read_bytes(), str(f)).row_keys()}
+        ours_groups: dict[str, set[str]] = {g: set() for g in groups}
+        for r in secondary_index_records(name, {}, snapshot):
+            ours_groups[groups[secondary_file_group_index(r.key, len(groups), version)]].add(r.key)
+        assert ours_groups == java_groups
+        for instant in _writes(table):
+            if instant.requested_time <= cutoff:
+                continue
+            java, schemas = _java_records(mdt_path, instant.requested_time)
+            before = secondary_values(table, column, _last_write_before(table, instant.requested_time))
+            after = secondary_values(table, column, instant.requested_time)
+            _assert_partition(name, secondary_index_records(name, before, after), java, schemas)
+
+
+def test_rollback_writes_no_mdt_deltacommit(fixture_table: Callable[[Path], Path]) -> None:
+    """Table versions 8/9: a rollback writes no records (the MDT rolls back its own deltacommit instead)."""
+    base = fixture_table(FIXTURES_DIR / "sample_table/mor/avro/v9_nonpartitioned_rollback.zip")
+    table = HudiTable.open(str(base))
+    rollbacks = [i for i in table.timeline.completed() if i.action == Action.ROLLBACK]
+    assert rollbacks
+    for instant in rollbacks:
+        rollback = RollbackMetadata.from_bytes(table.timeline.read_bytes(instant))
+        java, _ = _java_records(base / ".hoodie" / "metadata", instant.requested_time)
+        assert java == {}
+        assert rollback_files_records(rollback, 9) == []
+
+
 def test_clean_records() -> None:
     """No fixture has a clean: the shapes follow HoodieTableMetadataUtil's clean conversions."""
     clean = CleanMetadata(
@@ -233,3 +310,16 @@ def test_record_index_delete_then_insert_keeps_location() -> None:
     assert [(r.key, r.is_delete) for r in records] == [("k", False), ("gone", True)]
     payload = records[0].payload
     assert payload is not None and payload["recordIndexMetadata"]["fileIdEncoding"] == 1
+
+
+def test_secondary_value_change_deletes_old_entry() -> None:
+    """A changed value (no fixture write changes one): the old entry is deleted, the new one added."""
+    records = secondary_index_records(
+        "secondary_index_x", {"k": "a", "gone": None}, {"k": "b", "new": dt.date(1970, 1, 2)}
+    )
+    assert [(r.key, r.is_delete) for r in records] == [
+        ("a$k", True),
+        ("\0$gone", True),
+        ("b$k", False),
+        ("1$new", False),
+    ]
