@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 
 from hudi_meta.format.block_content import decode_delete_records
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
+from hudi_meta.format.file_names import BaseFileName
 from hudi_meta.format.log_block import BlockType
 from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.metadata.column_ranges import ColumnRange, file_ranges
@@ -85,14 +86,14 @@ def deleted_keys(storage: Storage, path: str) -> list[str]:
     return [d.record_key for c in read_contents(storage, path, blocks) for d in decode_delete_records(c)]
 
 
-def _latest_base(storage: Storage, folder: str, file_id: str, before: str) -> str | None:
-    """The newest base file of a file group written before instant `before`."""
-    names = [
-        i.name
-        for i in storage.list_dir(folder)
-        if i.name.startswith(file_id + "_") and i.name.endswith(".parquet") and i.name.rsplit("_", 1)[-1] < before
-    ]
-    return posixpath.join(folder, max(names, key=lambda n: n.rsplit("_", 1)[-1])) if names else None
+def _latest_base(storage: Storage, folder: str, file_id: str, upto: str) -> str | None:
+    """The newest base file of a file group written at or before instant `upto`."""
+    found: dict[str, str] = {}
+    for info in storage.list_dir(folder):
+        name = BaseFileName.try_parse(info.name)
+        if name is not None and name.file_id == file_id and name.instant <= upto:
+            found[name.instant] = info.name
+    return posixpath.join(folder, found[max(found)]) if found else None
 
 
 def _replaced_keys(storage: Storage, base_path: str, metadata: CommitMetadata, instant: str) -> set[str]:
@@ -101,7 +102,7 @@ def _replaced_keys(storage: Storage, base_path: str, metadata: CommitMetadata, i
     for partition, file_ids in metadata.partition_to_replace_file_ids.items():
         folder = posixpath.join(base_path, partition)
         for file_id in file_ids:
-            path = _latest_base(storage, folder, file_id, instant + "~")
+            path = _latest_base(storage, folder, file_id, instant)
             keys.update(base_file_keys(storage, path) if path else ())
     return keys
 

@@ -32,6 +32,7 @@ from hudi_meta.metadata.records import (
     RECORD_INDEX,
     SECONDARY_INDEX_PREFIX,
     ColumnStatsIndex,
+    bloom_filter_records,
     clean_column_stats_records,
     clean_files_records,
     column_stats_records,
@@ -42,7 +43,12 @@ from hudi_meta.metadata.records import (
     rollback_files_records,
     secondary_index_records,
 )
-from hudi_meta.metadata.written_files import commit_column_ranges, record_index_changes, secondary_values
+from hudi_meta.metadata.written_files import (
+    bloom_filters,
+    commit_column_ranges,
+    record_index_changes,
+    secondary_values,
+)
 from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.table import HudiTable
 from tests.conftest import FIXTURES_DIR
@@ -323,3 +329,20 @@ def test_secondary_value_change_deletes_old_entry() -> None:
         ("b$k", False),
         ("1$new", False),
     ]
+
+
+def test_bloom_filter_records_from_footers(fixture_table: Callable[[Path], Path]) -> None:
+    """No fixture has a bloom_filters partition: the filters come from the new base files' footers (every Java
+    base file carries one) and the records encode in the fixture's MDT writer schema."""
+    base = fixture_table(FIXTURES_DIR / "sample_table/mor/avro/v9_txns_simple_meta.zip")
+    table = HudiTable.open(str(base))
+    first = _writes(table)[0]
+    metadata = table.timeline.commit_metadata(first)
+    filters = bloom_filters(table.storage, table.base_path, metadata)
+    assert len(filters) == sum(len(s) for s in metadata.partition_to_write_stats.values())
+    assert {f.type_code for f in filters} == {"DYNAMIC_V0"}
+    _, schemas = _java_records(base / ".hoodie" / "metadata", first.requested_time)
+    for record in bloom_filter_records(filters, first.requested_time):
+        assert record.payload is not None
+        decoded = _decode(_encode(record.payload, schemas[FILES]), schemas[FILES])
+        assert decoded["BloomFilterMetadata"]["bloomFilter"].decode() in {f.serialized for f in filters}
