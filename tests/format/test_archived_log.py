@@ -16,7 +16,10 @@ source).
   its content is block version 3, the record count and length-prefixed datums (1.5); the schema is Java's
   `HoodieArchivedMetaEntry` (apache/hudi hudi-common/src/main/avro/HoodieArchivedMetaEntry.avsc: the field list
   below, in its order) with every nested record defined once, where it first appears, so it stands alone as
-  Java's `Schema.toString()` does.
+  Java's `Schema.toString()` does; Java's Avro (the jar Spark ships, which validates defaults) parses it and
+  decodes every datum to its last byte, read as written and resolved against a reader schema of the fields
+  Java's archived-timeline loader reads (`ArchivedTimelineV1.readCommit`: commitTime, actionType, actionState,
+  stateTransitionTime), the others skipped.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import fastavro
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pyspark.sql import SparkSession
 
 from hudi_meta.errors import CorruptFileError
 from hudi_meta.format import archived_log as al
@@ -51,6 +55,7 @@ from hudi_meta.format.table_service_metadata import (
 from hudi_meta.storage import FsspecStorage, LocalStorage, Storage
 
 T = "2026010100000"
+JAVA_LOADER_FIELDS = ["commitTime", "actionType", "actionState", "stateTransitionTime"]
 # apache/hudi HoodieArchivedMetaEntry.avsc: (name, type, default), in Java's order
 JAVA_FIELDS = [
     ("hoodieCommitMetadata", "HoodieCommitMetadata", None),
@@ -310,3 +315,34 @@ def test_the_block_bytes_are_javas(tmp_path: Path) -> None:
         "REQUESTED",
         1,
     )
+
+
+def test_javas_avro_reads_every_datum(tmp_path: Path, spark: SparkSession) -> None:
+    s, folder = LocalStorage(), str(tmp_path / "archived")
+    entries = sample_entries()
+    name = append_entries(s, folder, entries)
+    data = (tmp_path / "archived" / name).read_bytes()
+    header, pos = decode_header(data, 22, len(data))
+    (content_length,) = struct.unpack_from(">q", data, pos)
+    content = data[pos + 8 : pos + 8 + content_length]
+    jvm = spark._jvm
+    assert jvm is not None
+    writer = jvm.org.apache.avro.Schema.Parser().parse(header[2])
+    loader_fields = [{"name": n, "type": ["null", "string"], "default": None} for n in JAVA_LOADER_FIELDS]
+    loader = {"type": "record", "name": "HoodieArchivedMetaEntry", "namespace": "org.apache.hudi.avro.model"}
+    projection = jvm.org.apache.avro.Schema.Parser().parse(json.dumps({**loader, "fields": loader_fields}))
+    pos = 8
+    for entry in entries:
+        (length,) = struct.unpack_from(">i", content, pos)
+        datum = bytearray(content[pos + 4 : pos + 4 + length])
+        pos += 4 + length
+        for reader_schema in (writer, projection):
+            decoder = jvm.org.apache.avro.io.DecoderFactory.get().binaryDecoder(datum, None)
+            record = jvm.org.apache.avro.generic.GenericDatumReader(writer, reader_schema).read(None, decoder)
+            assert decoder.isEnd()
+            got = [None if (v := record.get(n)) is None else str(v) for n in JAVA_LOADER_FIELDS]
+            assert got == [entry.commit_time, entry.action_type, entry.action_state, entry.state_transition_time]
+        whole = jvm.org.apache.avro.generic.GenericDatumReader(writer, writer).read(
+            None, jvm.org.apache.avro.io.DecoderFactory.get().binaryDecoder(datum, None)
+        )
+        assert (whole.get(entry.payload[0]) is not None) if entry.payload else True
