@@ -37,6 +37,7 @@ from hudi_meta.errors import (
     TableNotFoundError,
     UnsupportedTableError,
 )
+from hudi_meta.format import archived_log
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.lsm_timeline import archived_times
 from hudi_meta.format.properties import parse_properties
@@ -212,14 +213,20 @@ class HudiTable:
         """The LSM history of a layout-2 table's archived instants (`hoodie.timeline.history.path`)."""
         return posixpath.join(self.timeline_path, self.config.props.get("hoodie.timeline.history.path") or "history")
 
+    @property
+    def archive_path(self) -> str:
+        """The 0.x archived timeline of a layout-1 table (`hoodie.archivelog.folder` under `.hoodie/`)."""
+        return archived_log.folder_path(self.meta_path, self.config.props)
+
     @cached_property
     def archived(self) -> dict[str, tuple[str, str | None]]:
-        """Requested time -> (completion time, action) of the instants archival moved to the LSM history (layout 2;
-        empty on layout 1 and before the first archival), read on first use (cached until `reload`). A history
-        that cannot be read whole raises CorruptFileError: an archived delta commit taken for pending, or given its
-        requested time, puts its log file in the wrong slice (apache/hudi#14365)."""
+        """Requested time -> (completion time, action) of the instants archival moved off the active timeline: into
+        the LSM history (layout 2), or the 0.x archived log (layout 1, where an instant completes at its requested
+        time); empty before the first archival. Read on first use (cached until `reload`). A history or archive
+        that cannot be read whole raises CorruptFileError: on layout 2 an archived delta commit taken for pending,
+        or given its requested time, puts its log file in the wrong slice (apache/hudi#14365)."""
         if self.config.timeline_layout < 2:
-            return {}
+            return archived_log.archived_instants(self.storage, self.archive_path)
         return archived_times(self.storage, self.history_path)
 
     def reload(self) -> None:
@@ -280,8 +287,11 @@ class HudiTable:
                 # and a writer that did not know the plan may have taken its name (its records must be read)
                 planned.update(((partition, s.symlink), s.target) for s in op.symlink_operations)
         # archived completion times first: an archival killed before its deletes leaves an instant in both places,
-        # and the active copy counts
-        completed = {t: done for t, (done, _) in self.archived.items()}
+        # and the active copy counts. Layout 1 slices by requested time and takes every instant before the first
+        # active one for committed: its archive adds nothing there (and an old Java archive this package cannot
+        # decode would stop reads that do not need it)
+        archived = self.archived if self.config.timeline_layout >= 2 else {}
+        completed = {t: done for t, (done, _) in archived.items()}
         completed.update({i.requested_time: (i.completion_time or i.requested_time) for i in tl.completed()})
         return ViewInputs(
             table_version=self.config.version,
