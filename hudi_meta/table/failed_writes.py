@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import posixpath
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hudi_meta.errors import HudiMetaError, LiveWriterError
@@ -61,12 +62,17 @@ def rollback_failed_write(
     dry_run: bool = True,
     force: bool = False,
     heartbeat: HeartbeatConfig | None = None,
+    metadata_writer: Callable[[str, RollbackMetadata], None] | None = None,
 ) -> RollbackReport:
     """Roll back the pending write `target` (a deltacommit or commit that never completed).
 
     Refused while its writer's heartbeat is live, unless `force` (an operator who knows the writer is gone).
+    `metadata_writer(rollback time, rollback metadata)` brings the metadata table in step (hudi_meta.metadata: it
+    rolls back the metadata table's deltacommit of `target`) right before the rollback completes, as Java's
+    rollback writes the metadata table first; a table with a metadata table is rolled back only with one.
     """
-    table.config.refuse_metadata_table(table.base_path, "roll back writes")
+    if metadata_writer is None:
+        table.config.refuse_metadata_table(table.base_path, "roll back writes")
     tl = table.timeline
     instant = tl.instant(target)
     if instant is None or instant.is_completed or instant.action not in (Action.DELTA_COMMIT, Action.COMMIT):
@@ -126,6 +132,8 @@ def rollback_failed_write(
         per_partition[m.partition] = meta
     taken_ms = int((time.monotonic() - started) * 1000)
     metadata = RollbackMetadata.of_one(rollback_time, taken_ms, InstantInfo(target, instant.action), per_partition)
+    if metadata_writer is not None:
+        metadata_writer(rollback_time, metadata)
     writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
     writer.delete_pending(instant.action, target)
     delete_markers(table.storage, table.meta_path, target)

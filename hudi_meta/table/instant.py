@@ -60,7 +60,7 @@ def instant_epoch_ms(instant: str, zone: dt.tzinfo = dt.UTC) -> int:
     return int(t.timestamp() * 1000) + int(millis or 0)
 
 
-_NAME_RE = re.compile(r"^(?P<requested>\d{14,17})(?:_(?P<completed>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$")
+_NAME_RE = re.compile(r"^(?P<requested>\d{14,20})(?:_(?P<completed>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$")
 
 
 @dataclass(frozen=True, order=True)

@@ -51,7 +51,8 @@ from hudi_meta.format.log_writer import (
     parquet_data_block,
 )
 from hudi_meta.format.parquet_file import encode_parquet
-from hudi_meta.format.properties import format_properties, with_checksum
+from hudi_meta.format.properties import format_properties, parse_properties, with_checksum
+from hudi_meta.format.table_service_metadata import RollbackMetadata
 from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
 from hudi_meta.table import bucket_index
@@ -423,13 +424,20 @@ class WriteClient:
     stats: list[WriteStat] = field(default_factory=list)
     schema: pa.Schema | None = None
     heartbeat_config: HeartbeatConfig | None = None  # default: the table's properties, else Java's defaults
+    # writes the metadata table's deltacommit of this write from its commit metadata (hudi_meta.metadata.writer),
+    # called under the table lock right before the write completes (Java's order); a table with a metadata table is
+    # written only with one
+    metadata_writer: Callable[[str, CommitMetadata], None] | None = None
+    # its counterpart for when this write is rolled back after a conflict (see rollback_failed_write)
+    metadata_rollback: Callable[[str, RollbackMetadata], None] | None = None
 
     def __post_init__(self) -> None:
         if self.table.config.version not in WRITE_VERSIONS:
             raise UnsupportedTableError(
                 f"hudi-meta writes table versions 6, 8 and 9 (this is {self.table.config.version})"
             )
-        self.table.config.refuse_metadata_table(self.table.base_path, "write")
+        if self.metadata_writer is None:
+            self.table.config.refuse_metadata_table(self.table.base_path, "write")
         self.timeline = self.table.timeline_writer()
         self._chosen_instant = not self.instant
         if not self.instant:
@@ -516,6 +524,7 @@ class WriteClient:
             conflicts = write_conflicts(t, self.stats)
             if not conflicts:
                 self._check_still_live()
+                self._update_metadata_table(metadata)
                 completed = self.timeline.complete(self.action, self.instant, content)
         if conflicts:
             self._roll_back_own_write()
@@ -528,6 +537,20 @@ class WriteClient:
         delete_markers(self.table.storage, self.table.meta_path, self.instant)
         self.table.reload()
         return completed
+
+    def _update_metadata_table(self, metadata: CommitMetadata) -> None:
+        """Write the metadata table's deltacommit of this write, or refuse when the metadata table was created
+        after this client was (hoodie.properties read again: the commit would leave it behind)."""
+        if self.metadata_writer is not None:
+            self.metadata_writer(self.instant, metadata)
+            return
+        props = self.table.storage.read_bytes(posixpath.join(self.table.meta_path, PROPERTIES)).decode("utf-8")
+        if TableConfig(parse_properties(props)).metadata_partitions:
+            self.close()
+            raise HudiMetaError(
+                f"refusing to commit {self.instant}: the table's metadata table was enabled after this write began "
+                "(roll the write back and write it again)"
+            )
 
     def _check_still_live(self) -> None:
         """Refuse to commit a write that may have been rolled back: its heartbeat went stale, or its requested
@@ -561,7 +584,9 @@ class WriteClient:
                     storage.delete(path)
         self.close()
         self.table.reload()
-        rollback_failed_write(self.table, self.instant, force=True, dry_run=False)
+        rollback_failed_write(
+            self.table, self.instant, force=True, dry_run=False, metadata_writer=self.metadata_rollback
+        )
         log.warning("write %s rolled back after a conflict with a compaction", self.instant)
 
     # ---- files --------------------------------------------------------------------------------------

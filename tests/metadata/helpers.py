@@ -1,0 +1,155 @@
+"""Test helpers for the metadata-table writer: `files` records built from write stats (the records module of
+another change derives them in full), hooks that keep the MDT in step with our data writer, and the reader checks
+every test runs after each step."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+
+from hudi_meta.format.commit_metadata import CommitMetadata
+from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.format.table_service_metadata import RollbackMetadata
+from hudi_meta.metadata.record import MetadataRecord
+from hudi_meta.metadata.writer import follow_data_rollback, write_delta_commit
+from hudi_meta.table.metadata_table import read_files_partition
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import WriteClient
+from tests.compaction.core import by_id
+from tests.table.test_metadata_table import storage_listing
+
+
+def files_records(files: dict[str, dict[str, int]]) -> list[MetadataRecord]:
+    """Type 1 (the partitions) and type 2 (each partition's files, name -> size) records of `files`."""
+    keys = {p: p or "." for p in files}
+    listing = {keys[p]: {"size": 0, "isDeleted": False} for p in files}
+    out = [
+        MetadataRecord(
+            "files", "__all_partitions__", {"key": "__all_partitions__", "type": 1, "filesystemMetadata": listing}
+        )
+    ]
+    for p, names in files.items():
+        entries = {n: {"size": s, "isDeleted": False} for n, s in names.items()}
+        out.append(MetadataRecord("files", keys[p], {"key": keys[p], "type": 2, "filesystemMetadata": entries}))
+    return out
+
+
+def commit_files(metadata: CommitMetadata) -> dict[str, dict[str, int]]:
+    """Partition -> file name -> size of the files a commit wrote (HoodieTableMetadataUtil's rule: the last path
+    component of each write stat, its fileSizeInBytes)."""
+    out: dict[str, dict[str, int]] = {}
+    for stat in metadata.write_stats():
+        files = out.setdefault(stat.partition_path, {})
+        files[stat.file_name] = max(files.get(stat.file_name, 0), stat.file_size_in_bytes)
+    return out
+
+
+def rollback_files(metadata: RollbackMetadata) -> dict[str, dict[str, int]]:
+    """The log files a (v6) rollback appended its command block to, with their sizes after it."""
+    out: dict[str, dict[str, int]] = {}
+    for partition, meta in metadata.partition_metadata.items():
+        for path, size in meta.rollback_log_files.items():
+            out.setdefault(partition, {})[posixpath.basename(path)] = size
+    return out
+
+
+def commit_hook(path: Path | str) -> Callable[[str, CommitMetadata], None]:
+    """What WriteClient calls before completing a write: the MDT deltacommit of its files."""
+    return lambda instant, metadata: write_mdt(path, instant, metadata)
+
+
+def write_mdt(path: Path | str, instant: str, metadata: CommitMetadata) -> None:
+    write_delta_commit(HudiTable.open(str(path)), instant, files_records(commit_files(metadata)))
+
+
+class DataCommitFailed(Exception):
+    """Stands for a writer that died after the MDT deltacommit completed and before its data commit did."""
+
+
+def write_failing_after_mdt(path: str, partition: str, file_id: str, data: pa.Table) -> str:
+    """A log-file write whose MDT deltacommit completes and whose data commit never does; its instant."""
+
+    def mdt_then_fail(instant: str, metadata: CommitMetadata) -> None:
+        write_mdt(path, instant, metadata)
+        raise DataCommitFailed(instant)
+
+    w = WriteClient(HudiTable.open(path), metadata_writer=mdt_then_fail)
+    w.begin()
+    w.append_log(partition, file_id, data)
+    try:
+        w.commit()
+    except DataCommitFailed:
+        pass
+    finally:
+        w.close()
+    return w.instant
+
+
+def rollback_hook(path: Path | str) -> Callable[[str, RollbackMetadata], None]:
+    """What rollback_failed_write calls before completing: the MDT in step with the rollback."""
+
+    def hook(rollback_time: str, metadata: RollbackMetadata) -> None:
+        table = HudiTable.open(str(path))
+        records = files_records(rollback_files(metadata)) if rollback_files(metadata) else []
+        follow_data_rollback(table, metadata.commits_rollback[0], rollback_time, records)
+
+    return hook
+
+
+def expected_listing(table: HudiTable) -> dict[str, dict[str, int]]:
+    """The storage listing a metadata table must hold: committed files by name, less version-6 log files that
+    hold only blocks of a pending write (named by a committed base instant, invisible until that write completes)."""
+    pending = {i.requested_time for i in table.timeline.pending()}
+    out: dict[str, dict[str, int]] = {}
+    for partition, files in storage_listing(table).items():
+        kept = {}
+        for name, size in files.items():
+            full = posixpath.join(table.base_path, partition, name)
+            if LogFileName.try_parse(name) is not None and table.config.version == 6:
+                blocks = read_blocks(table.storage, full)
+                if blocks and all(b.instant_time in pending for b in blocks):
+                    continue
+            kept[name] = size
+        out[partition] = kept
+    return {p: f for p, f in out.items() if f}
+
+
+def rs_read(path: str, query: str, metadata: bool = True) -> dict[str, tuple[int, float]]:
+    """hudi-rs's read of the table, listing through the metadata table (`hoodie.metadata.enable`)."""
+    from hudi import HudiReadOptions, HudiTableBuilder
+
+    builder = HudiTableBuilder.from_base_uri(path)
+    if metadata:
+        builder = builder.with_hudi_option("hoodie.metadata.enable", "true")
+    opts = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
+    batches = builder.build().read(HudiReadOptions(hudi_options=opts))
+    return by_id(pa.Table.from_batches(batches)) if batches else {}
+
+
+def rs_log_files(path: str) -> set[str]:
+    from hudi import HudiTableBuilder
+
+    rs = HudiTableBuilder.from_base_uri(path).with_hudi_option("hoodie.metadata.enable", "true").build()
+    return {n for s in rs.get_file_slices() for n in s.log_file_names} | {
+        s.base_file_name for s in rs.get_file_slices() if s.base_file_name
+    }
+
+
+def check_readers(path: Path | str) -> None:
+    """Our files-partition reader lists what storage holds (committed files), and on versions 8 and 9 hudi-rs, which
+    lists through the metadata table, reads snapshot and read-optimized exactly as we do (version 6: hudi-rs
+    reads no version-6 metadata table)."""
+    table = HudiTable.open(str(path))
+    listing = read_files_partition(table)
+    expected = expected_listing(table)
+    assert {p: dict(f) for p, f in listing.files.items() if f} == expected
+    assert sorted(listing.partitions) == sorted(expected)
+    if table.config.version >= 8:
+        for query in ("snapshot", "ro"):
+            assert rs_read(str(path), query) == by_id(table.read(query)), query
+        listed = {n for files in listing.files.values() for n in files}
+        assert rs_log_files(str(path)) <= listed  # hudi-rs planned from the metadata table's listing
