@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from hudi_meta.spark.session import spark_session
+from hypothesis import settings
 from pyspark.sql import SparkSession
 from sqlalchemy import Engine
 
@@ -19,6 +20,11 @@ from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
 
 FIXTURES_DIR = Path(__file__).resolve().parent / "data" / "hudi-tables"  # Java-written tables (see data/README.md)
+
+# no per-example deadline: speed is measured by bench/, not by timed assertions, and a loaded 2-core CI machine
+# made examples miss Hypothesis's 200 ms (tests that set their own settings keep them)
+settings.register_profile("hudi-meta", deadline=None)
+settings.load_profile("hudi-meta")
 
 
 @pytest.fixture(scope="session")

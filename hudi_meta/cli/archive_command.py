@@ -1,4 +1,5 @@
-"""`archive`: timeline archival of a table of version 8 or 9 (dry run by default, `--execute` to archive)."""
+"""`archive`: timeline archival (dry run by default, `--execute` to archive): into the LSM history on versions 8
+and 9, into the 0.x archived log (`.hoodie/archived/`) on version 6."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def add_commands(sub: Subparsers) -> None:
         sub,
         "archive",
         archive_command,
-        "plan (dry run) or --execute the archival of old instants into the LSM history (table versions 8 and 9)",
+        "plan (dry run) or --execute the archival of old instants (into the LSM history of versions 8 and 9, the "
+        "archived log of version 6)",
     )
     archive.add_argument("table", type=TEXT, help="table base path")
     archive.add_argument(
@@ -33,7 +35,9 @@ def add_commands(sub: Subparsers) -> None:
         type=whole(2, JAVA_INT_MAX),
         help=f"completed commits above which archival runs (default: {MAX_COMMITS_KEY}, else 30)",
     )
-    archive.add_argument("--execute", action="store_true", help="write the history and delete the archived instants")
+    archive.add_argument(
+        "--execute", action="store_true", help="write the history (or archived log) and delete the archived instants"
+    )
     archive.add_argument("--json", action="store_true", help="a JSON array, one object per timeline file")
 
 

@@ -158,10 +158,10 @@ def classify(
 
 def _written_into_slice(table: HudiTable, partition: str, file_id: str, instant: str) -> list[str]:
     """Versions 8 and 9: the log files writers completed into slice `instant` of a file group, in log order."""
-    for fg in table.all_file_groups():
-        if (fg.partition, fg.file_id) == (partition, file_id) and instant in fg.slices:
-            return [lf.name for lf in fg.slices[instant].sorted_logs() if lf.parsed.instant != instant]
-    return []
+    fg = table.file_group(partition, file_id)
+    if fg is None or instant not in fg.slices:
+        return []
+    return [lf.name for lf in fg.slices[instant].sorted_logs() if lf.parsed.instant != instant]
 
 
 def _blocks_all_of(table: HudiTable, path: str, instant: str) -> bool:
@@ -245,11 +245,10 @@ def _plan_breakers_by_completion(table: HudiTable, plan: CompactionPlan, instant
     system view says which): a log file of a compacted slice the plan does not know, and a log file of the plan's
     slice, not one the plan reserves, that sorts at or before a reserved name (a write requested before the
     compaction that completed after it was planned)."""
-    groups = {(fg.partition, fg.file_id): fg for fg in table.all_file_groups()}
     found = []
     for op in plan.operations:
         partition = op.partition_path or ""
-        fg = groups.get((partition, op.file_id))
+        fg = table.file_group(partition, op.file_id)
         if fg is None:
             continue
         # as on version 6: the plan merges a prefix of the slice's log files and links the rest (a link there may

@@ -33,16 +33,22 @@ class EncodedBlock:
     record_count: int
 
 
-def _data_header(instant: str, schema_json: str, min_event_time: int | None) -> dict[int, str]:
-    header = {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: schema_json}
+def _data_header(instant: str | None, schema_json: str, min_event_time: int | None) -> dict[int, str]:
+    header = (
+        {HeaderKey.SCHEMA: schema_json}
+        if instant is None
+        else {HeaderKey.INSTANT_TIME: instant, HeaderKey.SCHEMA: schema_json}
+    )
     if min_event_time is not None:
         header[HeaderKey.MIN_EVENT_TIME] = str(min_event_time)
     return {int(k): v for k, v in header.items()}
 
 
 def avro_data_block(
-    records: Sequence[dict[str, Any]], schema_json: str, instant: str, min_event_time: int | None = None
+    records: Sequence[dict[str, Any]], schema_json: str, instant: str | None, min_event_time: int | None = None
 ) -> EncodedBlock:
+    """An Avro data block of `records`; `instant` None leaves the INSTANT_TIME header out (Java's archiver writes
+    only the SCHEMA header)."""
     content = encode_avro_records(list(records), schema_json)
     header = _data_header(instant, schema_json, min_event_time)
     return EncodedBlock(encode_block(BlockType.AVRO_DATA, header, content), BlockType.AVRO_DATA, len(records))

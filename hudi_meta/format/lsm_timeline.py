@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -150,11 +151,31 @@ def completion_times(storage: Storage, history_path: str) -> dict[str, str]:
     return {requested: completion for requested, (completion, _) in archived_times(storage, history_path).items()}
 
 
+# archived_times of recent snapshots: a snapshot's data files are written once under names of their own, so the
+# manifest's (name, length) list identifies what they hold; a table's view is rebuilt after every commit
+_TIMES_CACHE: OrderedDict[tuple[str, str, tuple[tuple[str, int], ...]], dict[str, tuple[str, str | None]]]
+_TIMES_CACHE = OrderedDict()
+_TIMES_CACHE_SIZE = 32
+
+
 def archived_times(storage: Storage, history_path: str) -> dict[str, tuple[str, str | None]]:
     """Requested time -> (completion time, action) of every archived instant, read without the metadata and plan
-    columns. The same rules as `completion_times`: a file that cannot be read raises, never reads as fewer."""
-    times: dict[str, tuple[str, str | None]] = {}
+    columns. The same rules as `completion_times`: a file that cannot be read raises, never reads as fewer. The
+    manifest is read each time; the data files only when it lists others than a recent call's."""
     manifest = latest_manifest(storage, history_path)
+    key = (type(storage).__name__, history_path, manifest.files)
+    cached = _TIMES_CACHE.get(key)
+    if cached is None:
+        cached = _read_times(storage, history_path, manifest)
+        _TIMES_CACHE[key] = cached
+        while len(_TIMES_CACHE) > _TIMES_CACHE_SIZE:
+            _TIMES_CACHE.popitem(last=False)
+    _TIMES_CACHE.move_to_end(key)
+    return dict(cached)
+
+
+def _read_times(storage: Storage, history_path: str, manifest: Manifest) -> dict[str, tuple[str, str | None]]:
+    times: dict[str, tuple[str, str | None]] = {}
     for name in manifest.file_names:
         for instant in _read_data_file(storage, history_path, name, manifest, _TIME_COLUMNS):
             known = times.setdefault(instant.requested_time, (instant.completion_time, instant.action))

@@ -7,7 +7,7 @@ pending (its files could not be listed as committed or not); remove what a kille
 partition metadata file, a log file holding one empty DELETE block); bulk-insert the listing of the committed files
 as the group's base HFile in a deltacommit at the init instant; last, add `files` to the data table's
 `hoodie.table.metadata.partitions`. Readers believe the MDT only once that property names it, so a kill at any
-step leaves a table listed from storage, and running this again starts over. docs/metadata-table.md section 5.
+step leaves a table listed from storage, and running this again starts over. docs/metadata-table.md section 6.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Where the metadata table (MDT) keeps things and what Java calls them: its path and properties, MDT partitions
 and their file ids, the instant a partition is initialized at, and which file group a record key goes to.
 
-Every name here is what a Java reader looks for; docs/metadata-table.md section 5 gives each rule with its source.
+Every name here is what a Java reader looks for; docs/metadata-table.md section 6 gives each rule with its source.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Sequence
 
+from hudi_meta.metadata.keys import file_group_index
 from hudi_meta.table.metadata_table import FILES_PARTITION, METADATA_DIR
 from hudi_meta.table.table import META_DIR, HudiTable
 
@@ -51,31 +52,14 @@ def file_group_id(partition: str, index: int) -> str:
     return f"{file_id_prefix(partition)}{index:04d}-0"
 
 
-def java_string_hash(text: str) -> int:
-    """Java's `String.hashCode()`: over UTF-16 code units, 32-bit wrap-around, signed."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
-def file_group_index(key: str, count: int) -> int:
-    """The file group (of `count`, ordered by file id) a record key goes to: `abs(abs(h) % n)` with Java's int
-    arithmetic (HoodieTableMetadataUtil.mapRecordKeyToFileGroupIndex). Not for secondary indexes (their V2 keys
-    hash their secondary-key prefix; hudi_meta.metadata.keys owns that rule)."""
-    # Java's Math.abs(Integer.MIN_VALUE) stays negative and its % truncates toward zero; the outer abs makes both
-    # come out as Python's abs(h) % count
-    return abs(java_string_hash(key)) % count
-
-
 FileGroupOf = Callable[[str, str, int], int]  # (MDT partition, key, group count) -> group index
 
 
 def default_file_group_of(partition: str, key: str, count: int) -> int:
-    """`abs(hash(key)) % count`; secondary indexes hash a key prefix instead (hudi_meta.metadata.keys)."""
+    """`abs(hash(key)) % count` (`keys.file_group_index`); a secondary index's keys map by the index version
+    (`keys.secondary_file_group_index`), which the caller passes as its own `file_group_of`."""
     if partition.startswith("secondary_index_"):
-        raise ValueError(f"{partition}: secondary-index keys map to file groups by their prefix: pass file_group_of")
+        raise ValueError(f"{partition}: secondary-index keys map to file groups by index version: pass file_group_of")
     return file_group_index(key, count)
 
 

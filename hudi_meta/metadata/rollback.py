@@ -8,7 +8,7 @@ version 6, where T appended blocks to a file slice's log file, that file gets a 
 (or is deleted when it holds T's blocks alone, as on storage without append); base files named by T are deleted;
 the rollback completes; T's inflight and requested files are deleted. From the unpublish on, T is pending on the
 MDT, so readers skip its blocks (valid-instants rule); a rollback killed at any step is finished by running it again
-(the pending rollback of T is found and completed). docs/metadata-table.md section 5.
+(the pending rollback of T is found and completed). docs/metadata-table.md section 6.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Each record goes to file group `abs(hash(key)) % n` of its MDT partition (file g
 to the latest log file of the group's newest slice (named by the slice's base instant), or rolls over to the next
 version where storage cannot append or the file reached `hoodie.metadata.max.logfile.size`, as 0.x's log writer
 does. Upserts go in one HFILE_DATA block (keys sorted), removals in one DELETE block after it.
-docs/metadata-table.md section 5.
+docs/metadata-table.md section 6.
 """
 
 from __future__ import annotations

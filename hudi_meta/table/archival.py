@@ -1,29 +1,34 @@
-"""Timeline archival of Hudi 1.x tables (table versions 8 and 9, timeline layout 2): completed instants move from
-the active timeline into the LSM history (`.hoodie/timeline/history/`, `format/lsm_timeline.py`), so the active
-timeline stays short. What is archived is planned by `table/archival_plan.py` (Java's `TimelineArchiverV2` rules
-and hudi-meta's own, docs/archival.md).
+"""Timeline archival: completed instants move off the active timeline, so it stays short. On Hudi 1.x tables
+(versions 8 and 9, timeline layout 2) into the LSM history (`.hoodie/timeline/history/`, `format/lsm_timeline.py`);
+on version 6 (layout 1) into the 0.x archived log (`.hoodie/archived/`, `format/archived_log.py`), as Java 0.14/0.15's
+`HoodieTimelineArchiver` does. What is archived is planned by `table/archival_plan.py` the same way on both layouts
+(Java's rules and hudi-meta's own, docs/archival.md).
 
 One run, under the table lock (Java archives under it too, and our writers complete their instants under it):
 
 1. finish what an earlier run left: an active instant the history already holds (same completion time) had its
    history row written but not all of its files deleted;
 2. plan from the active timeline (the latest clean's plan and the compactions' links read here);
-3. append one layer-0 history file with a row per archived instant: requested and completion time, the completed
-   action (a compaction is a `commit`), the completed file's bytes as `metadata`, and the plan of a clean,
-   compaction or replace commit as `plan` (Java's `MetadataConversionUtils.createLSMTimelineInstant`);
+3. layout 2: append one layer-0 history file with a row per archived instant: requested and completion time, the
+   completed action (a compaction is a `commit`), the completed file's bytes as `metadata`, and the plan of a
+   clean, compaction or replace commit as `plan` (Java's `MetadataConversionUtils.createLSMTimelineInstant`);
+   layout 1: append one Avro data block to the newest archive log file with an entry per state file of each
+   archived instant (Java's `MetadataConversionUtils.createMetaWrapper`);
 4. delete the archived instants' requested and inflight files, then their completed files in ascending order:
    a reader listing the timeline meanwhile never sees a hole in the middle of it (HUDI-7207).
 
 Every step is idempotent: a run killed anywhere (`HUDI_META_ARCHIVE_CRASH_AT`, and `HUDI_META_LSM_CRASH_AT`
-inside step 3) is finished by the next. Between steps 3 and 4 an instant is in both places; readers take the
-active copy (`HudiTable._view_inputs`). A dry run (the default) plans without the lock and writes nothing.
+inside step 3) is finished by the next (a block torn by a kill is skipped by readers, Java's too, and the next
+run writes the batch again). Between steps 3 and 4 an instant is in both places; readers take the active copy
+(`HudiTable._view_inputs`). A dry run (the default) plans without the lock and writes nothing.
 
-Not done (docs/archival.md): layout-1 tables (version 6 archives to the 0.x archived log), compaction and cleaning
-of the LSM tree's layers, and deleting leftover marker folders of archived instants.
+Not done (docs/archival.md): compaction and cleaning of the LSM tree's layers, merging small 0.x archive files,
+and deleting leftover marker folders of archived instants.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import posixpath
 from dataclasses import dataclass, field
@@ -31,7 +36,9 @@ from typing import Any
 
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import CorruptFileError, UnsupportedTableError
-from hudi_meta.format.lsm_timeline import ArchivedInstant, append_history, archived_times, data_file_name
+from hudi_meta.format import archived_log
+from hudi_meta.format.archived_log import ArchivedEntry
+from hudi_meta.format.lsm_timeline import ArchivedInstant, append_history, data_file_name
 from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata, CompactionPlan
 from hudi_meta.table.archival_plan import (
     ArchivalPlan,
@@ -40,7 +47,7 @@ from hudi_meta.table.archival_plan import (
     count_reach,
     plan_archival,
 )
-from hudi_meta.table.instant import Action, Instant, State
+from hudi_meta.table.instant import Action, Instant, State, format_instant
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
 
@@ -61,17 +68,18 @@ _COMPARABLE = {
 _PLANNED = frozenset({Action.COMPACTION, Action.LOG_COMPACTION})
 _PLAN_IN_REQUESTED = frozenset({Action.CLEAN, Action.COMPACTION, Action.LOG_COMPACTION})
 _REPLACE = frozenset({Action.REPLACE_COMMIT, Action.CLUSTERING})
-ALREADY_ARCHIVED = "(in the history)"
+ALREADY_ARCHIVED = "(archived)"
 
 
 def check_archivable(table: HudiTable) -> None:
     """Refuse tables this archiver cannot archive, saying why."""
     cfg = table.config
     cfg.refuse_metadata_table(table.base_path, "archive")
-    if cfg.timeline_layout < 2:
+    merge_plan = posixpath.join(table.archive_path, archived_log.MERGE_PLAN)
+    if cfg.timeline_layout < 2 and table.storage.exists(merge_plan):
         raise UnsupportedTableError(
-            f"{table.base_path}: archival writes the LSM history of timeline layout 2 (table versions 8 and 9); this "
-            f"table is version {cfg.version}, whose archive is the 0.x archived log, not written by hudi-meta yet"
+            f"{merge_plan}: a merge of small archive files by Java's archiver did not finish, and hudi-meta does not "
+            "merge them; run Java's archiver once to finish or undo it"
         )
 
 
@@ -169,7 +177,9 @@ class ArchiveReport:
     dry_run: bool
     settings: ArchivalSettings
     plan: ArchivalPlan
-    history_file: str | None  # the history data file written (or to be written) for the newly archived instants
+    # the file written (or to be) for the newly archived instants: a history data file (layout 2), or the archive
+    # log file appended to (layout 1)
+    history_file: str | None
     instants: list[InstantReport] = field(default_factory=list)
 
     @property
@@ -211,7 +221,7 @@ def archive_timeline(table: HudiTable, dry_run: bool = True, settings: ArchivalS
 
 def _archive(table: HudiTable, settings: ArchivalSettings, execute: bool) -> ArchiveReport:
     actions = active_actions(table)
-    history = archived_times(table.storage, table.history_path)
+    history = table.archived
     leftovers = [a for a in actions if a.requested_time in history]
     for a in leftovers:
         _check_leftover(table, a, history[a.requested_time][0])
@@ -221,14 +231,14 @@ def _archive(table: HudiTable, settings: ArchivalSettings, execute: bool) -> Arc
     plan = plan_archival(instants, settings, _latest_clean_retain(table, rest), links)
     by_time = {a.requested_time: a for a in rest}
     chosen = [by_time[i.requested_time] for i in plan.instants]
-    history_file = data_file_name(chosen[0].requested_time, chosen[-1].requested_time) if chosen else None
+    history_file = _target_file(table, chosen) if chosen else None
     report = ArchiveReport(table.base_path, not execute, settings, plan, history_file)
     report.instants = [_report(a, ALREADY_ARCHIVED, finishing=True) for a in leftovers]
     report.instants += [_report(a, history_file or "") for a in chosen]
     if not execute:
         return report
     if chosen:
-        append_history(table.storage, table.history_path, [_history_row(table, a) for a in chosen])
+        _write(table, chosen)
         log.info("archived %d instants of %s into %s", len(chosen), table.base_path, history_file)
         _crash.reach("after-history")
     if leftovers:
@@ -241,14 +251,15 @@ def _check_leftover(table: HudiTable, action: ActiveAction, completion: str) -> 
     """An active instant the history holds must be that instant, completed: what a run killed before its deletes
     leaves. Anything else is a timeline no rule of ours explains, and deleting it could lose a write."""
     done = action.completed
-    where = f"{table.history_path}: instant {action.requested_time}"
+    archive = table.history_path if table.config.timeline_layout >= 2 else table.archive_path
+    where = f"{archive}: instant {action.requested_time}"
     if done is None:
         raise CorruptFileError(
             f"{where} is archived but pending on the active timeline; remove its pending files or the history row"
         )
     if (done.completion_time or action.requested_time) != completion:
         raise CorruptFileError(
-            f"{where} completed at {completion} in the history and at {done.completion_time} on the active "
+            f"{where} completed at {completion} in the archive and at {done.completion_time} on the active "
             "timeline; restore one of them"
         )
 
@@ -265,6 +276,44 @@ def _report(action: ActiveAction, history_file: str, finishing: bool = False) ->
         history_file,
         finishing,
     )
+
+
+def _target_file(table: HudiTable, chosen: list[ActiveAction]) -> str:
+    if table.config.timeline_layout >= 2:
+        return data_file_name(chosen[0].requested_time, chosen[-1].requested_time)
+    return archived_log.target_file(table.storage, table.archive_path)
+
+
+def _write(table: HudiTable, chosen: list[ActiveAction]) -> None:
+    if table.config.timeline_layout >= 2:
+        append_history(table.storage, table.history_path, [_history_row(table, a) for a in chosen])
+    else:
+        entries = [e for a in chosen for e in _archive_entries(table, a)]
+        archived_log.append_entries(table.storage, table.archive_path, entries)
+
+
+def _archive_entries(table: HudiTable, action: ActiveAction) -> list[ArchivedEntry]:
+    """Layout 1: an entry per state file, requested, inflight, completed (Java's archiver archives every state file
+    of an instant, `getInstantsToArchive`), with its modification time as `stateTransitionTime` (Java 0.14+ takes
+    the listing's, HUDI-5517). A compaction's requested and inflight entries both hold its plan: Java reads it from
+    the requested file (`CompactionUtils.getCompactionPlan`), and its readers look for it on either."""
+    requested = action.pending_file(State.REQUESTED)
+    entries = []
+    for f in [*action.pending_files, *(f for f in action.files if f.is_completed)]:
+        source = requested if f.action in _PLANNED and not f.is_completed else f
+        entries.append(
+            archived_log.entry_of_state_file(
+                action.requested_time, f.action.value, f.state.name, _content(table, source) or b"", _modified(table, f)
+            )
+        )
+    return entries
+
+
+def _modified(table: HudiTable, instant: Instant) -> str:
+    """When a state file was last written, as an instant time in the timeline's zone."""
+    ms = table.storage.modified_time_ms(posixpath.join(table.timeline_path, instant.file_name(2)))
+    zone = table.config.timeline_timezone
+    return format_instant(dt.datetime.fromtimestamp(ms // 1000, zone) + dt.timedelta(milliseconds=ms % 1000))
 
 
 def _history_row(table: HudiTable, action: ActiveAction) -> ArchivedInstant:

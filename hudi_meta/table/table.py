@@ -37,6 +37,7 @@ from hudi_meta.errors import (
     TableNotFoundError,
     UnsupportedTableError,
 )
+from hudi_meta.format import archived_log
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.lsm_timeline import archived_times
 from hudi_meta.format.properties import parse_properties
@@ -212,14 +213,20 @@ class HudiTable:
         """The LSM history of a layout-2 table's archived instants (`hoodie.timeline.history.path`)."""
         return posixpath.join(self.timeline_path, self.config.props.get("hoodie.timeline.history.path") or "history")
 
+    @property
+    def archive_path(self) -> str:
+        """The 0.x archived timeline of a layout-1 table (`hoodie.archivelog.folder` under `.hoodie/`)."""
+        return archived_log.folder_path(self.meta_path, self.config.props)
+
     @cached_property
     def archived(self) -> dict[str, tuple[str, str | None]]:
-        """Requested time -> (completion time, action) of the instants archival moved to the LSM history (layout 2;
-        empty on layout 1 and before the first archival), read on first use (cached until `reload`). A history
-        that cannot be read whole raises CorruptFileError: an archived delta commit taken for pending, or given its
-        requested time, puts its log file in the wrong slice (apache/hudi#14365)."""
+        """Requested time -> (completion time, action) of the instants archival moved off the active timeline: into
+        the LSM history (layout 2), or the 0.x archived log (layout 1, where an instant completes at its requested
+        time); empty before the first archival. Read on first use (cached until `reload`). A history or archive
+        that cannot be read whole raises CorruptFileError: on layout 2 an archived delta commit taken for pending,
+        or given its requested time, puts its log file in the wrong slice (apache/hudi#14365)."""
         if self.config.timeline_layout < 2:
-            return {}
+            return archived_log.archived_instants(self.storage, self.archive_path)
         return archived_times(self.storage, self.history_path)
 
     def reload(self) -> None:
@@ -228,6 +235,7 @@ class HudiTable:
         self.__dict__.pop("archived", None)
         self.__dict__.pop("_listing", None)
         self.__dict__.pop("_view_inputs", None)
+        self.__dict__.pop("_groups", None)
 
     def compaction_plan(self, instant_time: str) -> CompactionPlan:
         """The plan of compaction `instant_time`, as its `.compaction.requested` holds it (links included)."""
@@ -279,8 +287,11 @@ class HudiTable:
                 # and a writer that did not know the plan may have taken its name (its records must be read)
                 planned.update(((partition, s.symlink), s.target) for s in op.symlink_operations)
         # archived completion times first: an archival killed before its deletes leaves an instant in both places,
-        # and the active copy counts
-        completed = {t: done for t, (done, _) in self.archived.items()}
+        # and the active copy counts. Layout 1 slices by requested time and takes every instant before the first
+        # active one for committed: its archive adds nothing there (and an old Java archive this package cannot
+        # decode would stop reads that do not need it)
+        archived = self.archived if self.config.timeline_layout >= 2 else {}
+        completed = {t: done for t, (done, _) in archived.items()}
         completed.update({i.requested_time: (i.completion_time or i.requested_time) for i in tl.completed()})
         return ViewInputs(
             table_version=self.config.version,
@@ -309,18 +320,25 @@ class HudiTable:
                     made.add((partition, link))
         return frozenset(made)
 
+    @cached_property
+    def _groups(self) -> dict[tuple[str, str], FileGroup]:
+        """Every file group on disk by (partition, file id), built once from the cached listing and view (callers
+        only read them)."""
+        bases, logs = self._listing
+        return build_file_groups(bases, logs, self.view_inputs())
+
     def file_groups(self) -> list[FileGroup]:
         """The live file groups (not replaced by a completed replacecommit), sorted by (partition, file id); their
         slices include uncommitted files, which queries and planners filter with `view_inputs`."""
-        inputs = self.view_inputs()
-        bases, logs = self._listing
-        return visible_groups(build_file_groups(bases, logs, inputs), inputs)
+        return visible_groups(self._groups, self.view_inputs())
 
     def all_file_groups(self) -> list[FileGroup]:
         """Every file group on disk, replaced ones included (for `show slices`)."""
-        bases, logs = self._listing
-        groups = build_file_groups(bases, logs, self.view_inputs())
-        return [groups[k] for k in sorted(groups)]
+        return [self._groups[k] for k in sorted(self._groups)]
+
+    def file_group(self, partition: str, file_id: str) -> FileGroup | None:
+        """One file group on disk (replaced or not), None when it has no file."""
+        return self._groups.get((partition, file_id))
 
     def resolve(self, query: Query | str) -> Query:
         """`query` with its times as this table's instant times; refused if the table cannot answer it exactly (an

@@ -1,5 +1,6 @@
 """`hudi-meta archive`: a dry run unless `--execute` (like `clean`), every timeline file with what happens to it,
-`--json` rows; bad input is one line and exit 2."""
+`--json` rows, on version 6 (the 0.x archived log) as on 8 and 9 (the LSM history); bad input, and what is not
+supported, is one line and exit 2."""
 
 from __future__ import annotations
 
@@ -61,10 +62,33 @@ def test_the_limits_can_be_given_and_are_checked(table_path: Path) -> None:
         assert len(out.stderr.splitlines()) == 1 and message in out.stderr, out.stderr
 
 
-def test_a_version_6_table_and_a_missing_path_are_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [6, 9])
+def test_version_6_archives_into_the_archived_log_as_9_into_the_history(tmp_path: Path, version: int) -> None:
+    write_table(tmp_path / "t", version=version)
+    out = cli_in_process("archive", str(tmp_path / "t"))
+    assert out.code == 0, out.stderr
+    assert out.stdout.splitlines()[0].startswith("archive plan (dry run): 8 completed commits, more than")
+    assert len(out.stdout.splitlines()) == 2 + 6 * 3 + 1
+    out = cli_in_process("archive", str(tmp_path / "t"), "--execute", "--json")
+    assert out.code == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert len(rows) == 18 and all(r["done"] and r["error"] is None for r in rows)
+    target = {r["history"] for r in rows}
+    if version == 6:
+        assert target == {".commits_.archive.1_1-0-1"}
+        assert (tmp_path / "t" / ".hoodie" / "archived" / ".commits_.archive.1_1-0-1").is_file()
+    else:
+        assert target == {p.name for p in (tmp_path / "t" / ".hoodie" / "timeline" / "history").glob("*.parquet")}
+    again = cli_in_process("archive", str(tmp_path / "t"), "--execute")
+    assert again.code == 0 and again.stdout.splitlines()[-1] == "nothing to archive", again.stdout
+
+
+def test_what_is_not_supported_and_a_missing_path_are_one_line(tmp_path: Path) -> None:
     write_table(tmp_path / "v6", version=6, writes=2)
+    (tmp_path / "v6" / ".hoodie" / "archived").mkdir()
+    (tmp_path / "v6" / ".hoodie" / "archived" / "mergeArchivePlan").write_bytes(b"")
     out = cli_in_process("archive", str(tmp_path / "v6"), "--execute")
     assert out.code == 2 and len(out.stderr.splitlines()) == 1
-    assert "this table is version 6, whose archive is the 0.x archived log" in out.stderr
+    assert "a merge of small archive files by Java's archiver did not finish" in out.stderr
     out = cli_in_process("archive", str(tmp_path / "nothing"))
     assert out.code == 2 and out.stderr.startswith("hudi-meta: error: no such table path"), out.stderr

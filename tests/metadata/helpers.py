@@ -14,6 +14,7 @@ from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import RollbackMetadata
+from hudi_meta.metadata import records
 from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.writer import follow_data_rollback, write_delta_commit
@@ -39,32 +40,14 @@ def files_records(files: dict[str, dict[str, int]]) -> list[MetadataRecord]:
     return out
 
 
-def commit_files(metadata: CommitMetadata) -> dict[str, dict[str, int]]:
-    """Partition -> file name -> size of the files a commit wrote (HoodieTableMetadataUtil's rule: the last path
-    component of each write stat, its fileSizeInBytes)."""
-    out: dict[str, dict[str, int]] = {}
-    for stat in metadata.write_stats():
-        files = out.setdefault(stat.partition_path, {})
-        files[stat.file_name] = max(files.get(stat.file_name, 0), stat.file_size_in_bytes)
-    return out
-
-
-def rollback_files(metadata: RollbackMetadata) -> dict[str, dict[str, int]]:
-    """The log files a (v6) rollback appended its command block to, with their sizes after it."""
-    out: dict[str, dict[str, int]] = {}
-    for partition, meta in metadata.partition_metadata.items():
-        for path, size in meta.rollback_log_files.items():
-            out.setdefault(partition, {})[posixpath.basename(path)] = size
-    return out
-
-
 def commit_hook(path: Path | str) -> Callable[[str, CommitMetadata], None]:
     """What WriteClient calls before completing a write: the MDT deltacommit of its files."""
     return lambda instant, metadata: write_mdt(path, instant, metadata)
 
 
 def write_mdt(path: Path | str, instant: str, metadata: CommitMetadata) -> None:
-    write_delta_commit(HudiTable.open(str(path)), instant, files_records(commit_files(metadata)))
+    """The MDT deltacommit of a commit: its `files` records as hudi_meta.metadata.records derives them."""
+    write_delta_commit(HudiTable.open(str(path)), instant, records.files_records(metadata))
 
 
 class DataCommitFailed(Exception):
@@ -95,8 +78,8 @@ def rollback_hook(path: Path | str) -> Callable[[str, RollbackMetadata], None]:
 
     def hook(rollback_time: str, metadata: RollbackMetadata) -> None:
         table = HudiTable.open(str(path))
-        records = files_records(rollback_files(metadata)) if rollback_files(metadata) else []
-        follow_data_rollback(table, metadata.commits_rollback[0], rollback_time, records)
+        derived = records.rollback_files_records(metadata, table.config.version)
+        follow_data_rollback(table, metadata.commits_rollback[0], rollback_time, derived)
 
     return hook
 
@@ -148,7 +131,11 @@ def check_readers(path: Path | str) -> None:
     listing = read_files_partition(table)
     expected = expected_listing(table)
     assert {p: dict(f) for p, f in listing.files.items() if f} == expected
-    assert sorted(listing.partitions) == sorted(expected)
+    # every partition with files is listed; a listed one without files is a partition folder (a version-6
+    # rollback of the write that created it lists it, as Java's storage listing does: it has its metadata file)
+    assert set(expected) <= set(listing.partitions)
+    for partition in set(listing.partitions) - set(expected):
+        assert (Path(table.base_path) / partition / ".hoodie_partition_metadata").is_file(), partition
     if table.config.version >= 8:
         for query in ("snapshot", "ro"):
             assert rs_read(str(path), query) == by_id(table.read(query)), query

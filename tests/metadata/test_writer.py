@@ -23,8 +23,9 @@ from hudi_meta.metadata.init import (
     initialize_partition,
     metadata_partitions_now,
 )
-from hudi_meta.metadata.layout import file_group_index, java_string_hash
+from hudi_meta.metadata.keys import file_group_index
 from hudi_meta.metadata.record import MetadataRecord
+from hudi_meta.metadata.records import written_files
 from hudi_meta.metadata.rollback import rollback_delta_commit
 from hudi_meta.metadata.writer import write_delta_commit
 from hudi_meta.table.failed_writes import rollback_failed_write
@@ -37,7 +38,6 @@ from tests.compaction.core import CoreTable, by_id, region_rows
 from tests.conftest import table_zips
 from tests.metadata.helpers import (
     check_readers,
-    commit_files,
     commit_hook,
     files_records,
     rollback_hook,
@@ -183,14 +183,6 @@ def test_data_rollback_rolls_the_metadata_table_back(tmp_path: Path, version: in
         assert rs_read(t.path, "snapshot") == {"a": (1, 1.0), "b": (3, 3.0)}
 
 
-def test_key_to_file_group_is_javas() -> None:
-    assert java_string_hash("") == 0 and java_string_hash("a") == 97
-    assert java_string_hash("polygenelubricants") == -(1 << 31)  # Integer.MIN_VALUE
-    assert file_group_index("polygenelubricants", 10) == (1 << 31) % 10
-    assert file_group_index("TXN-009", 10) == 0  # the fixture's record index puts it in group 0
-    assert java_string_hash("\U0001f600") == 0xD83D * 31 + 0xDE00  # UTF-16 code units
-
-
 def test_java_fixture_gets_one_more_deltacommit(tmp_path: Path, fixture_table) -> None:  # type: ignore[no-untyped-def]
     """Java's v9 table with its metadata table: our writer deletes a record (a DELETE log block, our MDT
     deltacommit in the files partition after Java's); hudi-rs and our reader still read the same."""
@@ -206,7 +198,7 @@ def test_java_fixture_gets_one_more_deltacommit(tmp_path: Path, fixture_table) -
     w.begin()
     stat = w.append_log("region=apac", fg.file_id, deletes=[DeleteRecord(victim, "region=apac", ts + 1)])
     w.commit()
-    assert commit_files(table.timeline.commit_metadata(table.timeline.instant(w.instant)))  # type: ignore[arg-type]
+    assert written_files(table.timeline.commit_metadata(table.timeline.instant(w.instant)))  # type: ignore[arg-type]
     listing = read_files_partition(HudiTable.open(str(path)))
     assert stat.file_name in listing.files["region=apac"]
     after = {r["txn_id"] for r in HudiTable.open(str(path)).read().to_pylist()}
@@ -279,7 +271,7 @@ def test_another_partition_is_initialized_and_kept(tmp_path: Path, version: int)
     t = CoreTable(tmp_path / "t", version=version)
     t.write(region_rows("eu", ("a", 1, 1.0)))
     create_metadata_table(t.table)
-    base = next(iter(commit_files(t.table.timeline.commit_metadata(t.table.timeline.completed_writes()[0]))))
+    base = next(iter(written_files(t.table.timeline.commit_metadata(t.table.timeline.completed_writes()[0]))))
     first = [stats_record(f"k{i}", f"{base}-{i}", i) for i in range(5)]
     report = initialize_partition(t.table, "column_stats", 2, lambda _: first)
     assert report.instant == (
@@ -291,7 +283,7 @@ def test_another_partition_is_initialized_and_kept(tmp_path: Path, version: int)
 
         def hook(instant: str, metadata: CommitMetadata, n: int = n) -> None:
             stats = [stats_record(f"k{n}", "f", 100 + n), stats_record(f"n{n}", "f", n)]
-            write_delta_commit(HudiTable.open(t.path), instant, [*files_records(commit_files(metadata)), *stats])
+            write_delta_commit(HudiTable.open(t.path), instant, [*files_records(written_files(metadata)), *stats])
 
         w = WriteClient(t.table, metadata_writer=hook)
         w.begin()

@@ -692,27 +692,8 @@ class ModelTable:
     # ---- archival and index -----------------------------------------------------------------------------
 
     def archive(self, count: int) -> list[str]:
-        """Version 6: what Java's archiver leaves: the oldest completed instants (before any pending one, keeping
-        the newest two) leave the active timeline. Versions 8 and 9: hudi-meta's archiver, limits set so that up to
-        `count` commits go (its own rules may keep more)."""
-        if self.version >= 8:
-            return self._archive_1x(count)
-        tl = self.table.timeline
-        pending = [i.requested_time for i in tl.pending()]
-        first_pending = min(pending) if pending else None
-        done = [i.requested_time for i in tl.completed() if first_pending is None or i.requested_time < first_pending]
-        times = set(done[: max(0, min(count, len(tl.completed()) - 2))])
-        meta = Path(self.path, ".hoodie")
-        archived = meta / "archived"
-        archived.mkdir(exist_ok=True)
-        for p in list(meta.iterdir()):
-            if p.is_file() and p.name.split(".")[0].split("_")[0] in times:
-                shutil.move(str(p), archived / p.name)
-        self.archived = self.archived or bool(times)
-        self.log.append(f"archive {sorted(times)}")
-        return sorted(times)
-
-    def _archive_1x(self, count: int) -> list[str]:
+        """hudi-meta's archiver (the 0.x archived log on version 6, the LSM history on 8 and 9), limits set so that
+        up to `count` commits go (its own rules may keep more)."""
         table = self.table
         commits = [i for i in table.timeline.completed() if i.action in WRITE_ACTIONS]
         low = len(commits) - count

@@ -12,8 +12,9 @@
 - a kill at every step (ours and the LSM writer's) leaves reads as before, and the next run finishes the same
   archival; two archivers at once leave one history;
 - the rules read from files: a pending compaction, the latest clean's earliest instant to retain, a compaction
-  whose links' targets exist;
-- layout 1 (version 6) is refused in one line.
+  whose links' targets exist.
+
+Version 6 (layout 1, the 0.x archived log) is tested in test_archival_v1.py.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import pytest
 from hudi import HudiReadOptions
 from hudi import HudiTable as RsTable
 
-from hudi_meta.errors import CorruptFileError, UnsupportedTableError
+from hudi_meta.errors import CorruptFileError
 from hudi_meta.format import lsm_timeline as lsm
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import BaseFileName
@@ -55,10 +56,9 @@ from hudi_meta.table.markers import delete_markers
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.writer import WriteClient, create_table
 from tests.crashes import Crash, crash_at
-from tests.table.test_writer import HEARTBEAT_PROPS, batch, rows
+from tests.table.test_writer import batch, rows
 
-PROPS = {
-    **HEARTBEAT_PROPS,
+PROPS = {  # Java's heartbeat settings: no test here needs a writer to expire, and 200 ms expired under load
     "hoodie.keep.min.commits": "2",
     "hoodie.keep.max.commits": "4",
     "hoodie.clean.commits.retained": "1",
@@ -268,13 +268,6 @@ def test_a_history_that_cannot_be_read_stops_reads_with_one_line(tmp_path: Path)
         HudiTable.open(str(tmp_path / "t")).read(Query("incremental", begin="0"))
 
 
-def test_layout_1_tables_are_refused(tmp_path: Path) -> None:
-    table = write_table(tmp_path / "t", version=6, writes=2)
-    with pytest.raises(UnsupportedTableError, match="version 6, whose archive is the 0.x archived log") as raised:
-        archive_timeline(table)
-    assert len(str(raised.value).splitlines()) == 1
-
-
 # ---------------------------------------------------------------- crashes and races
 
 
@@ -408,10 +401,10 @@ def T(n: int) -> str:  # noqa: N802 (an instant time, as the docs write them)
     return f"20260101000000{n:03d}"
 
 
-def hand_timeline(path: Path, kinds: list[str]) -> HudiTable:
+def hand_timeline(path: Path, kinds: list[str], version: int = 9) -> HudiTable:
     """A table whose timeline alone is written (planning reads no data files): `kinds[n]` is instant T(n + 1):
     `d` a completed delta commit, `p` a pending one, `c` a completed compaction, `pc` a pending one, `clean`."""
-    table = create_table(str(path), "demo", ["id"], "ts", ["region"], extra_props=PROPS, version=9)
+    table = create_table(str(path), "demo", ["id"], "ts", ["region"], extra_props=PROPS, version=version)
     writer = table.timeline_writer()
     for n, kind in enumerate(kinds, 1):
         action = {"c": Action.COMPACTION, "pc": Action.COMPACTION, "clean": Action.CLEAN}.get(kind, Action.DELTA_COMMIT)
@@ -425,7 +418,7 @@ def hand_timeline(path: Path, kinds: list[str]) -> HudiTable:
         writer.start(action, T(n))
         if kind in ("p", "pc"):
             continue
-        content = CommitMetadata(operation_type="UPSERT").to_bytes(2)
+        content = CommitMetadata(operation_type="UPSERT").to_bytes(table.config.timeline_layout)
         if action == Action.CLEAN:
             content = CleanMetadata(
                 start_clean_time=T(n), time_taken_in_millis=0, total_files_deleted=0, earliest_commit_to_retain=T(3)
@@ -451,22 +444,27 @@ def test_the_latest_clean_keeps_what_its_plan_retains(tmp_path: Path) -> None:
     assert "the latest clean 20260101000000006 retains from 20260101000000003" in archive_timeline(table).plan.summary
 
 
-def test_a_compaction_holding_live_links_stays_with_everything_after_it(tmp_path: Path) -> None:
-    table = hand_timeline(tmp_path / "t", ["d", "d", "d", "c", "d", "d", "d", "d", "d", "c"])
-    assert planned(table) == [T(n) for n in range(1, 9)]
-    # compaction T(4) made a link to a log file of the slice it compacted, and that file is still there
-    target = tmp_path / "t" / "region=eu" / ".f1_20260101000000001.log.1_1-0-1"
+def write_live_link(path: Path, timeline: Path) -> tuple[Path, bytes]:
+    """Compaction T(4) made a link to a log file of the slice it compacted, and that file is still there: the
+    link's target, and the plan written to T(4)'s requested file in `timeline`."""
+    target = path / "region=eu" / ".f1_20260101000000001.log.1_1-0-1"
     target.parent.mkdir()
     target.write_bytes(b"")
     link = SymlinkOperation(".f1_20260101000000004.log.2_1-0-1", target.name)
     op = CompactionOperation(
         base_instant_time=T(1), file_id="f1", partition_path="region=eu", symlink_operations=(link,)
     )
-    requested = tmp_path / "t" / ".hoodie" / "timeline" / f"{T(4)}.compaction.requested"
-    requested.write_bytes(CompactionPlan(operations=(op,)).to_bytes())
+    plan = CompactionPlan(operations=(op,)).to_bytes()
+    (timeline / f"{T(4)}.compaction.requested").write_bytes(plan)
+    return target, plan
+
+
+def test_a_compaction_holding_live_links_stays_with_everything_after_it(tmp_path: Path) -> None:
+    table = hand_timeline(tmp_path / "t", ["d", "d", "d", "c", "d", "d", "d", "d", "d", "c"])
+    assert planned(table) == [T(n) for n in range(1, 9)]
+    target, plan_bytes = write_live_link(tmp_path / "t", tmp_path / "t" / ".hoodie" / "timeline")
     assert planned(table) == [T(1), T(2), T(3)]
     assert "compaction 20260101000000004 holds links whose targets still exist" in archive_timeline(table).plan.summary
-    plan_bytes = requested.read_bytes()
     target.unlink()  # a clean deleted the target (after the link)
     assert planned(table) == [T(n) for n in range(1, 9)]
     report = archive_timeline(table, dry_run=False)
