@@ -11,7 +11,7 @@ while a data-table instant at or before it is pending (`validateCompactionSchedu
 base file and the log files completed before C; the new base HFile holds their records merged as readers merge
 them, blocks of instants readers skip left out. Steps: `.compaction.requested` (plan), `.inflight`, base files,
 the completed `commit`; until that completion readers read the old slice (plus the pending compaction's logs), and
-a run killed at any step is finished by the next call. docs/metadata-table.md section 5.
+a run killed at any step is finished by the next call. docs/metadata-table.md section 6.5.
 """
 
 from __future__ import annotations
