@@ -109,7 +109,7 @@ def test_counts_made_against_an_archived_compaction_are_history(tmp_path: Path) 
             t.write(ops)
         records, blocks = late(writes, 30)
         assert figures(measure(t)) == (records, records, blocks) == (2, 2, blocks)
-        archived = t.archive(3)  # the bootstrap, the write and the compaction leave the active timeline
+        archived = t.archive_as_java(3)  # the bootstrap, the write and the compaction leave the active timeline
         assert len(archived) == 3
         f = measure(t)
         assert f.threshold_ms == at(30) and figures(f) == (records, records, blocks)  # this store saw it

@@ -691,6 +691,23 @@ class ModelTable:
 
     # ---- archival and index -----------------------------------------------------------------------------
 
+    def archive_as_java(self, count: int) -> list[str]:
+        """Version 6: what Java's 0.x archiver can leave that ours does not (it keeps no compaction): the oldest
+        completed instants (before any pending one, keeping the newest two) leave `.hoodie/`."""
+        tl = self.table.timeline
+        pending = [i.requested_time for i in tl.pending()]
+        first_pending = min(pending) if pending else None
+        done = [i.requested_time for i in tl.completed() if first_pending is None or i.requested_time < first_pending]
+        times = sorted(done[: max(0, min(count, len(tl.completed()) - 2))])
+        meta = Path(self.path, ".hoodie")
+        (meta / "archived").mkdir(exist_ok=True)
+        for p in list(meta.iterdir()):
+            if p.is_file() and p.name.split(".")[0].split("_")[0] in times:
+                shutil.move(str(p), meta / "archived" / p.name)
+        self.archived = self.archived or bool(times)
+        self.log.append(f"archive as Java {times}")
+        return times
+
     def archive(self, count: int) -> list[str]:
         """hudi-meta's archiver (the 0.x archived log on version 6, the LSM history on 8 and 9), limits set so that
         up to `count` commits go (its own rules may keep more)."""

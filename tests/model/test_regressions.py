@@ -269,7 +269,7 @@ def test_a_delete_only_write_commits_after_the_instants_it_saw_were_archived(tmp
         writer = t.open_writer([Op("k18", None, None)])  # deletes only
         t.write([Op("k19", 96, 0.0)])
         t.write([Op("k23", 80, 0.0)])
-        assert t.archive(2)  # the instants the writer saw when it began
+        assert t.archive_as_java(2)  # the instants the writer saw when it began
         t.commit_open_writer(writer)
         t.check_reads(first)
     finally:
