@@ -36,16 +36,11 @@ from hudi_meta.metadata.layout import (
     v6_init_instant,
 )
 from hudi_meta.metadata.record import MetadataRecord
+from hudi_meta.metadata.records import listing_records
 from hudi_meta.storage.base import Storage
 from hudi_meta.table.instant import Action
 from hudi_meta.table.lock import table_lock
-from hudi_meta.table.metadata_table import (
-    ALL_PARTITIONS_KEY,
-    FILES_PARTITION,
-    NON_PARTITIONED_KEY,
-    TYPE_FILE_LIST,
-    TYPE_PARTITION_LIST,
-)
+from hudi_meta.table.metadata_table import FILES_PARTITION
 from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
 from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.writer import PARTITION_METADATA, WRITE_VERSIONS
@@ -95,7 +90,7 @@ def committed_files(table: HudiTable) -> dict[str, dict[str, int]]:
     inputs = table.view_inputs()
     ext = "." + table.config.base_file_format.lower()
     out: dict[str, dict[str, int]] = {}
-    for rel, path in _folders(table.storage, table.base_path, ""):
+    for rel, path in table.partition_folders():
         infos = [i for i in table.storage.list_dir(path) if not i.is_dir]
         if not any(i.name == PARTITION_METADATA for i in infos):
             continue
@@ -116,28 +111,6 @@ def committed_files(table: HudiTable) -> dict[str, dict[str, int]]:
     return out
 
 
-def _folders(storage: Storage, path: str, rel: str) -> list[tuple[str, str]]:
-    found = [(rel, path)]
-    for info in storage.list_dir(path):
-        if info.is_dir and not info.name.startswith("."):
-            found.extend(_folders(storage, info.path, f"{rel}/{info.name}" if rel else info.name))
-    return found
-
-
-def files_records(listing: dict[str, dict[str, int]]) -> list[MetadataRecord]:
-    """The initial `files` records: `__all_partitions__` and one file list per partition
-    (`HoodieMetadataPayload.createPartitionListRecord` / `createPartitionFilesRecord`)."""
-    keys = {p: p or NON_PARTITIONED_KEY for p in listing}
-    records = [_files_record(ALL_PARTITIONS_KEY, TYPE_PARTITION_LIST, {keys[p]: 0 for p in listing})]
-    records += [_files_record(keys[p], TYPE_FILE_LIST, files) for p, files in listing.items()]
-    return records
-
-
-def _files_record(key: str, kind: int, files: dict[str, int]) -> MetadataRecord:
-    entries = {name: {"size": size, "isDeleted": False} for name, size in files.items()}
-    return MetadataRecord(FILES_PARTITION, key, {"key": key, "type": kind, "filesystemMetadata": entries})
-
-
 def create_metadata_table(table: HudiTable) -> InitReport:
     """Create `table`'s metadata table with its `files` partition (see the module docstring). Raises
     MetadataTableExistsError when the table already has one, HudiMetaError while a data-table instant is pending."""
@@ -151,7 +124,7 @@ def create_metadata_table(table: HudiTable) -> InitReport:
         mdt = _new_mdt(table)
         instant = _init_instant(table, mdt)
         listing = committed_files(table)
-        stats = _bulk_init(table, mdt, FILES_PARTITION, 1, files_records(listing), instant, default_file_group_of)
+        stats = _bulk_init(table, mdt, FILES_PARTITION, 1, listing_records(listing), instant, default_file_group_of)
         set_metadata_partitions(table, (*metadata_partitions_now(table), FILES_PARTITION))
     table.reload()
     files = sum(len(f) for f in listing.values())

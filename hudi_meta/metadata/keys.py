@@ -14,7 +14,9 @@ import base64
 import hashlib
 import struct
 
-NON_PARTITIONED_ID = "."  # HoodieTableMetadata.NON_PARTITIONED_NAME: the partition id of a non-partitioned table
+from hudi_meta.table.metadata_table import NON_PARTITIONED_KEY
+
+NON_PARTITIONED_ID = NON_PARTITIONED_KEY  # the partition id of a non-partitioned table
 HUDI_XXH64_SEED = 0xDABADABA - (1 << 32) + (1 << 64)  # HashID's int seed 0xdabadaba, sign-extended to 64 bits
 
 _MASK = (1 << 64) - 1

@@ -27,16 +27,14 @@ from hudi_meta.metadata.keys import (
     secondary_index_key,
 )
 from hudi_meta.metadata.record import MetadataRecord
+from hudi_meta.table.metadata_table import ALL_PARTITIONS_KEY, FILES_PARTITION, TYPE_FILE_LIST, TYPE_PARTITION_LIST
 
-FILES = "files"
+FILES = FILES_PARTITION
 COLUMN_STATS = "column_stats"
 PARTITION_STATS = "partition_stats"
 BLOOM_FILTERS = "bloom_filters"
 RECORD_INDEX = "record_index"
 
-ALL_PARTITIONS_KEY = "__all_partitions__"  # HoodieTableMetadata.RECORDKEY_PARTITION_LIST
-TYPE_PARTITION_LIST = 1
-TYPE_FILE_LIST = 2
 TYPE_COLUMN_STATS = 3
 TYPE_BLOOM_FILTER = 4
 TYPE_RECORD_INDEX = 5
@@ -98,9 +96,15 @@ def written_files(metadata: CommitMetadata) -> dict[str, dict[str, int]]:
 def files_records(metadata: CommitMetadata) -> list[MetadataRecord]:
     """A commit of any kind: the partitions it touched, and each partition's written files. Nothing is marked
     deleted: files a compaction or clustering replaced stay listed until a clean removes them."""
-    written = written_files(metadata)
-    return [_partition_list(written, False)] + [
-        _file_list(p, {n: _file_info(s, False) for n, s in f.items()}) for p, f in written.items()
+    return listing_records(written_files(metadata))
+
+
+def listing_records(listing: Mapping[str, Mapping[str, int]]) -> list[MetadataRecord]:
+    """`__all_partitions__` naming every partition of `listing` (partition -> file name -> size), and one file list
+    per partition (`HoodieMetadataPayload.createPartitionListRecord` / `createPartitionFilesRecord`): what a commit
+    adds, and the initial bulk insert of a new metadata table."""
+    return [_partition_list(listing, False)] + [
+        _file_list(p, {n: _file_info(s, False) for n, s in f.items()}) for p, f in listing.items()
     ]
 
 

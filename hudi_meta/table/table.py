@@ -243,18 +243,21 @@ class HudiTable:
 
     # ---- listing and view ---------------------------------------------------------------------------
 
-    def _partitions(self, path: str, rel: str) -> Iterator[tuple[str, str]]:
+    def partition_folders(self, path: str | None = None, rel: str = "") -> Iterator[tuple[str, str]]:
+        """(path relative to the base path, full path) of the base path and every folder under it that is not
+        hidden (`.hoodie` and the like), depth first: where a table's data files may be."""
+        path = self.base_path if path is None else path
         yield rel, path
         for info in self.storage.list_dir(path):
             if info.is_dir and not info.name.startswith("."):
-                yield from self._partitions(info.path, f"{rel}/{info.name}" if rel else info.name)
+                yield from self.partition_folders(info.path, f"{rel}/{info.name}" if rel else info.name)
 
     @cached_property
     def _listing(self) -> tuple[list[BaseFile], list[LogFile]]:
         ext = "." + self.config.base_file_format.lower()
         bases: list[BaseFile] = []
         logs: list[LogFile] = []
-        for rel, path in self._partitions(self.base_path, ""):
+        for rel, path in self.partition_folders():
             for info in self.storage.list_dir(path):
                 if info.is_dir:
                     continue

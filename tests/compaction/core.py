@@ -229,10 +229,16 @@ def foreign_append(
 def archive_oldest(path: str, count: int) -> list[str]:
     """Do what Java's archiver leaves behind: the oldest completed instants' files leave the active timeline."""
     meta = Path(path, ".hoodie")
-    archived = meta / "archived"
-    archived.mkdir(exist_ok=True)
     times = sorted({p.name.split(".")[0] for p in meta.iterdir() if p.is_file() and p.name[:1].isdigit()})[:count]
-    for p in list(meta.iterdir()):
-        if p.is_file() and p.name.split(".")[0] in times:
-            shutil.move(str(p), archived / p.name)
+    move_to_archived(path, times)
     return times
+
+
+def move_to_archived(path: str, times: Sequence[str]) -> None:
+    """Move the files of the version-6 instants `times` from `.hoodie/` to `.hoodie/archived/` (Java 0.x's archiver
+    leaves the active timeline so; the archived log it writes is not written here)."""
+    meta = Path(path, ".hoodie")
+    (meta / "archived").mkdir(exist_ok=True)
+    for p in list(meta.iterdir()):
+        if p.is_file() and p.name.split(".")[0].split("_")[0] in times:
+            shutil.move(str(p), meta / "archived" / p.name)

@@ -58,7 +58,7 @@ from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import COMMIT_TIME_MERGE_STRATEGY as COMMIT_TIME
 from hudi_meta.table.writer import EVENT_TIME_MERGE_STRATEGY as EVENT_TIME
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
-from tests.compaction.core import foreign_commit
+from tests.compaction.core import foreign_commit, move_to_archived
 from tests.crashes import Crash, crash_at
 from tests.index.summary_model import summary_drift
 from tests.model.model import (
@@ -348,77 +348,62 @@ class ModelTable:
 
     def foreign_write(self, ops: Sequence[Op], into_compacted_slice: bool) -> None:
         """A write by a writer that does not know the pending plan (Java or Flink without a shared lock), into the
-        file groups the plan compacts: a log file in the slice the plan compacts, or one in the plan's slice named
-        as Java names the first file there (version 1, token 1-0-1: the carry log's name), before the links.
-        Versions 8 and 9: `_foreign_write_1x`."""
+        file groups the plan compacts. Version 6: a log file in the slice the plan compacts, or one in the plan's
+        slice named as Java names the first file there (version 1, token 1-0-1: the carry log's name), before the
+        links; the run must take the plan back. Versions 8 and 9 (non-blocking concurrency control): its files are
+        named by its own delta commit and, completing after the plan, join the plan's slice (docs/hudi-1x.md
+        section 4); requested 1 ms before the plan (`into_compacted_slice`) they sort before the links and the run
+        must take the plan back, requested after it they sort after them and the run keeps them."""
         assert self.pending is not None
-        if self.version >= 8:
-            self._foreign_write_1x(ops, requested_before_plan=into_compacted_slice)
-            return
+        one_x = self.version >= 8
         planned = {(op.partition_path, op.file_id): op.base_instant_time for op in self.pending.plan.operations}
-        w = self.begin()
-        for (partition, bucket), group in sorted(self._route(ops).items()):
-            file_id = self.file_ids[(partition, bucket)]
-            upserts = [o for o in group if o.amount is not None]
-            if (partition, file_id) not in planned or not upserts:
-                continue
-            if into_compacted_slice:
-                base = planned[(partition, file_id)]
-                listed = [LogFileName.try_parse(n) for n in os.listdir(os.path.join(self.path, partition))]
-                version = max(
-                    (p.version for p in listed if p and p.file_id == file_id and p.instant == base), default=0
-                )
-                target = FileGroupTarget(
-                    partition, file_id, base, None, log_file_name(file_id, base, version + 1, "1-0-1"), 0
-                )
-            else:
-                instant = self.pending.instant
-                target = FileGroupTarget(
-                    partition, file_id, instant, None, log_file_name(file_id, instant, 1, "1-0-1"), 0
-                )
-            stat = append_to_file_group(w.context, target, self._data(upserts, partition))
-            w.stats.append(stat)
-            versions = [self._version(o, partition, w.instant) for o in upserts]
-            self.model.append(partition, file_id, w.instant, posixpath.basename(stat.path), versions)
-            self._place_in_log_order(self.model.groups[(partition, file_id)])
-        foreign_commit(w)
-        self.model.commit(w.instant)
-        self.pending.foreign = self.pending.foreign or bool(w.stats)
-        where = "the compacted slice" if into_compacted_slice else "the plan's slice"
-        self.log.append(f"foreign write {w.instant} into {where}: {[s.path for s in w.stats]}")
-
-    def _foreign_write_1x(self, ops: Sequence[Op], requested_before_plan: bool) -> None:
-        """Versions 8 and 9: a writer without the lock (Java or Flink with non-blocking concurrency control) names its
-        log files by its own delta commit and completes after the plan, so by the completion-time rule its files
-        join the plan's slice (docs/hudi-1x.md section 4). Requested after the plan, they sort after its links and
-        the run keeps them; requested before it (1 ms before), they sort before the links and the run must take the
-        plan back."""
-        assert self.pending is not None
-        planned = {(op.partition_path, op.file_id) for op in self.pending.plan.operations}
-        if requested_before_plan:
+        if one_x and into_compacted_slice:
             requested = _just_before(self.pending.instant)
             if requested in {i.requested_time for i in self.table.timeline.instants}:
                 self.log.append(f"foreign write before {self.pending.instant}: no free instant time, not tried")
                 return
             w = WriteClient(self.table, instant=requested)
+            w.begin()
         else:
-            w = WriteClient(self.table)
-        w.begin()
+            w = self.begin()
         for (partition, bucket), group in sorted(self._route(ops).items()):
             file_id = self.file_ids[(partition, bucket)]
             upserts = [o for o in group if o.amount is not None]
             if (partition, file_id) not in planned or not upserts:
                 continue
-            stat = w.append_log(partition, file_id, self._data(upserts, partition))
+            data = self._data(upserts, partition)
+            if one_x:
+                stat = w.append_log(partition, file_id, data)
+            else:
+                target = self._foreign_target_v6(
+                    partition, file_id, planned[(partition, file_id)], into_compacted_slice
+                )
+                stat = append_to_file_group(w.context, target, data)
+                w.stats.append(stat)
             versions = [self._version(o, partition, w.instant) for o in upserts]
             self.model.append(partition, file_id, w.instant, posixpath.basename(stat.path), versions)
             self._place_in_log_order(self.model.groups[(partition, file_id)])
         foreign_commit(w)
         self.model.commit(w.instant)
-        if requested_before_plan:
+        if into_compacted_slice or not one_x:
             self.pending.foreign = self.pending.foreign or bool(w.stats)
-        where = "before" if requested_before_plan else "after"
-        self.log.append(f"foreign write {w.instant} requested {where} the plan: {[s.path for s in w.stats]}")
+        if one_x:
+            where = "requested before the plan" if into_compacted_slice else "requested after the plan"
+        else:
+            where = "into the compacted slice" if into_compacted_slice else "into the plan's slice"
+        self.log.append(f"foreign write {w.instant} {where}: {[s.path for s in w.stats]}")
+
+    def _foreign_target_v6(
+        self, partition: str, file_id: str, base: str, into_compacted_slice: bool
+    ) -> FileGroupTarget:
+        """Version 6: the next log file of the compacted slice, or the first one of the plan's slice."""
+        assert self.pending is not None
+        if not into_compacted_slice:
+            instant = self.pending.instant
+            return FileGroupTarget(partition, file_id, instant, None, log_file_name(file_id, instant, 1, "1-0-1"), 0)
+        listed = [LogFileName.try_parse(n) for n in os.listdir(os.path.join(self.path, partition))]
+        version = max((p.version for p in listed if p and p.file_id == file_id and p.instant == base), default=0)
+        return FileGroupTarget(partition, file_id, base, None, log_file_name(file_id, base, version + 1, "1-0-1"), 0)
 
     @staticmethod
     def _place_in_log_order(fg: FileGroupModel) -> None:
@@ -699,11 +684,7 @@ class ModelTable:
         first_pending = min(pending) if pending else None
         done = [i.requested_time for i in tl.completed() if first_pending is None or i.requested_time < first_pending]
         times = sorted(done[: max(0, min(count, len(tl.completed()) - 2))])
-        meta = Path(self.path, ".hoodie")
-        (meta / "archived").mkdir(exist_ok=True)
-        for p in list(meta.iterdir()):
-            if p.is_file() and p.name.split(".")[0].split("_")[0] in times:
-                shutil.move(str(p), meta / "archived" / p.name)
+        move_to_archived(self.path, times)
         self.archived = self.archived or bool(times)
         self.log.append(f"archive as Java {times}")
         return times
