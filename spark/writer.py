@@ -28,6 +28,7 @@ from pyspark.sql import DataFrame
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import WriteStat
+from hudi_meta.metadata.sync import rollback_hook, write_client
 from hudi_meta.table import bucket_index
 from hudi_meta.table.failed_writes import rollback_failed_writes
 from hudi_meta.table.instant import Instant
@@ -206,9 +207,9 @@ def write(
     num_buckets = table.config.num_buckets
     if not table.config.is_mor or num_buckets is None:
         raise HudiMetaError(f"{table.base_path} is not a MERGE_ON_READ table with a BUCKET index")
-    rollback_failed_writes(table)
+    rollback_failed_writes(table, metadata_writer=rollback_hook(table))
     table.reload()
-    with WriteClient(table) as client:
+    with write_client(table) as client:
         return _write(df, table, client, operation, block_format, fail_task_attempts)
 
 

@@ -62,8 +62,10 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import file_group_table, file_slice_table, link_table, log_block_table, log_file_table
 from hudi_meta.index.states import LinkState
 from hudi_meta.index.table_format import require_current_index
+from hudi_meta.metadata.sync import metadata_sync
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.instant import Action, Instant, State
+from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms as current_ms
 
@@ -81,11 +83,11 @@ _crash_point = _crash.reach
 def check_cleanable(table: HudiTable) -> None:
     """Refuse tables this cleaner cannot clean safely, with the setting to change."""
     cfg = table.config
-    cfg.refuse_metadata_table(table.base_path, "clean")
     if cfg.version not in (6, 8, 9):
         raise UnsupportedTableError(
             f"{table.base_path}: clean writes tables of version 6, 8 and 9 (this table is version {cfg.version})"
         )
+    metadata_sync(table)  # refuses a metadata table partition it cannot keep
 
 
 # ---------------------------------------------------------------- planning inputs
@@ -335,7 +337,10 @@ def execute_clean(
         _crash_point("after-delete")
     _crash_point("before-commit")
     metadata = clean_metadata(t, plan, entries, reports, int((time.monotonic() - t0) * 1000))
-    writer.complete(Action.CLEAN, t, metadata.to_bytes())
+    with table_lock(storage, table.meta_path, table.config.props, f"complete clean {t}"):
+        if (sync := metadata_sync(table)) is not None:
+            sync.clean(t, metadata)
+        writer.complete(Action.CLEAN, t, metadata.to_bytes())
     failed = sum(1 for r in reports.values() if not r.done)
     log.info("clean %s completed: %d files deleted, %d kept (%s)", t, len(reports) - failed, failed, table.base_path)
     ordered = [reports[path] for _, path in entries]

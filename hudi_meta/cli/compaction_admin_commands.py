@@ -28,6 +28,7 @@ from hudi_meta.index.db import resolve_db_url
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.index.store import open_store
+from hudi_meta.metadata.sync import rollback_hook
 from hudi_meta.table.failed_writes import pending_rollback_of, rollback_failed_write
 from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action
@@ -124,7 +125,9 @@ def rollback_command(args: argparse.Namespace) -> int:
     elif state is None:
         raise HudiMetaError(f"no instant {args.instant} on {table.base_path}")
     elif state.action in (Action.DELTA_COMMIT, Action.COMMIT) and not state.is_completed:
-        report = rollback_failed_write(table, args.instant, dry_run=not args.execute, force=args.force)
+        report = rollback_failed_write(
+            table, args.instant, dry_run=not args.execute, force=args.force, metadata_writer=rollback_hook(table)
+        )
         summary = f"{'rolled back' if args.execute else 'would roll back'} {state.action} {args.instant}"
     elif state.is_completed:
         raise HudiMetaError(

@@ -23,6 +23,7 @@ from hudi_meta.compaction.undo import (
     execute_undo,
     instant_path,
     plan_undo,
+    refuse_moves_under_metadata_table,
     refuse_pending_writes,
     step_done,
 )
@@ -36,9 +37,11 @@ from hudi_meta.format.table_service_metadata import (
     RollbackPlan,
     RollbackRequest,
 )
+from hudi_meta.metadata.sync import metadata_sync
 from hudi_meta.table.failed_writes import RollbackReport, pending_rollback_of
 from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.instant import Action, Instant, State
+from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
 
 log = logging.getLogger(__name__)
@@ -74,7 +77,11 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
     plan = _plan_if_present(table, target) if state is not None else None
     if is_completed and plan is not None:
         check_rollback_of_completed(table, plan, target)
+    sync = metadata_sync(table)
+    if sync is not None and existing is None:
+        sync.refuse_rollback(target)
     steps = plan_undo(table, plan, target)
+    refuse_moves_under_metadata_table(table, steps)
     rollback_time = existing.requested_time if existing else table.new_instant_time()
     if existing is not None:
         rollback_plan = RollbackPlan.from_bytes(tl.requested_bytes(rollback_time, Action.ROLLBACK))
@@ -111,7 +118,10 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
         )
     info = rollback_plan.instant_to_rollback or InstantInfo(target, Action.COMPACTION)
     metadata = RollbackMetadata.of_one(rollback_time, int((time.monotonic() - started) * 1000), info, per_partition)
-    writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
+    with table_lock(table.storage, table.meta_path, table.config.props, f"complete rollback {rollback_time}"):
+        if sync is not None:
+            sync.rollback(rollback_time, metadata)
+        writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
     log.info(
         "rollback %s of %s compaction %s completed: %d files deleted (%s)",
         rollback_time,

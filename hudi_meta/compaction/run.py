@@ -50,6 +50,7 @@ from hudi_meta.format.log_reader import written_only_by
 from hudi_meta.format.log_writer import arrow_avro_data_block, delete_block
 from hudi_meta.format.parquet_file import encode_parquet
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
+from hudi_meta.metadata.sync import metadata_sync
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.config import TIMELINE_TIMEZONE, TableConfig, timeline_zone
 from hudi_meta.table.file_group_reader import (
@@ -61,6 +62,7 @@ from hudi_meta.table.file_group_reader import (
 )
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import Action, Instant
+from hudi_meta.table.lock import table_lock
 from hudi_meta.table.merge import MergeMode, MergeSpec, is_natural_order
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteContext
@@ -290,6 +292,18 @@ def make_links(table: HudiTable, plan: CompactionPlan, mode: str) -> int:
     return made
 
 
+def link_files(table: HudiTable, plan: CompactionPlan) -> dict[str, dict[str, int]]:
+    """Partition -> link name -> size (its target's) of the plan's links: files of the new slice the commit's
+    write stats do not name, which the metadata table lists like any other."""
+    out: dict[str, dict[str, int]] = {}
+    for op in plan.operations:
+        partition = op.partition_path or ""
+        directory = posixpath.join(table.base_path, partition) if partition else table.base_path
+        for link in op.symlink_operations:
+            out.setdefault(partition, {})[link.symlink] = table.storage.size(posixpath.join(directory, link.symlink))
+    return out
+
+
 def check_plan_inputs(table: HudiTable, plan: CompactionPlan, instant: str) -> None:
     """Refuse to commit while a write older than the compaction is pending (its log files would land in a slice
     being compacted), and take the plan back when writers that did not know it broke its merge order
@@ -488,7 +502,10 @@ def run_compaction(
         results.update(zip(_op_keys(stale), map_tasks(ctx, stale), strict=True))
     metadata = _commit_metadata(table, plan, ctx, [results[k] for k in _op_keys(ops)])
     content = metadata.to_bytes(table.config.timeline_layout)
-    completed = writer.complete(Action.COMPACTION, instant, content)
+    with table_lock(table.storage, table.meta_path, table.config.props, f"complete compaction {instant}"):
+        if (sync := metadata_sync(table)) is not None:
+            sync.commit(instant, metadata, link_files(table, plan))
+        completed = writer.complete(Action.COMPACTION, instant, content)
     log.info("compaction %s completed: %d file groups (%s)", instant, len(ops), table.base_path)
     table.reload()
     return completed

@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 
 from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.rollback import rollback_compaction
-from hudi_meta.compaction.undo import execute_undo, plan_undo, refuse_pending_writes
+from hudi_meta.compaction.undo import (
+    execute_undo,
+    plan_undo,
+    refuse_moves_under_metadata_table,
+    refuse_pending_writes,
+)
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.table.failed_writes import pending_rollback_of
 from hudi_meta.table.file_actions import FileAction
@@ -63,6 +68,7 @@ def _unschedule_requested(table: HudiTable, instant: str, dry_run: bool) -> Unsc
     refuse_pending_writes(table, f"unscheduling compaction {instant}")
     plan = table.compaction_plan(instant)
     steps = plan_undo(table, plan, instant)
+    refuse_moves_under_metadata_table(table, steps)
     report = UnscheduleReport(instant, dry_run)
     if dry_run:
         report.actions = steps.actions()

@@ -76,7 +76,7 @@ def rollback_delta_commit(table: HudiTable, target: str, rollback_time: str | No
     if instant is None and existing is None:
         return None
     if instant is not None and instant.is_completed:
-        _refuse_compacted(mdt, instant)
+        refuse_compacted(mdt, instant)
     if existing is not None:
         rollback_time = existing.requested_time
     elif rollback_time is None:
@@ -85,7 +85,8 @@ def rollback_delta_commit(table: HudiTable, target: str, rollback_time: str | No
     return _run(table, mdt, target, instant, rollback_time, existing is None)
 
 
-def _refuse_compacted(mdt: HudiTable, instant: Instant) -> None:
+def refuse_compacted(mdt: HudiTable, instant: Instant) -> None:
+    """Refuse to roll back MDT deltacommit `instant` once an MDT compaction folded it into a base file."""
     compactions = [i.requested_time for i in mdt.timeline.completed() if i.action == Action.COMMIT]
     done = instant.completion_time or instant.requested_time
     latest = max(compactions, default=None)

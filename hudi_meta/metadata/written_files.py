@@ -7,20 +7,24 @@ keys the record index moves or removes: keys of new base files, deleted keys of 
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_meta.format.block_content import decode_delete_records
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
-from hudi_meta.format.file_names import BaseFileName
+from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.log_block import BlockType
 from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.metadata.column_ranges import ColumnRange, file_ranges
 from hudi_meta.metadata.records import BloomFilter, RecordLocation
 from hudi_meta.storage.base import Storage
+from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable, Query
 
 BLOOM_FILTER_FOOTER_KEY = b"org.apache.hudi.bloomfilter"  # HoodieAvroWriteSupport.HOODIE_AVRO_BLOOM_FILTER_METADATA_KEY
@@ -39,6 +43,64 @@ def secondary_values(table: HudiTable, column: str, as_of: str | None) -> dict[s
     return dict(zip(read.column(RECORD_KEY_FIELD).to_pylist(), read.column(column).to_pylist(), strict=True))
 
 
+FILE_NAME_FIELD = "_hoodie_file_name"
+PARTITION_FIELD = "_hoodie_partition_path"
+
+
+def snapshot_with(table: HudiTable, instant: str | None, columns: list[str]) -> pa.Table:
+    """The snapshot as it reads once pending data-table instant `instant` completes (None: as it reads now), read
+    before it completes: what a write's record-index and secondary-index changes are the difference of."""
+    table.reload()
+    if instant is not None:
+        inputs = table.view_inputs()
+        as_if = dataclasses.replace(inputs, completed={**inputs.completed, instant: instant})
+        table.__dict__["_view_inputs"] = as_if  # the cached view inputs of this reload
+    try:
+        return table.read("snapshot", columns=columns) if table.timeline.completed() or instant else pa.table({})
+    finally:
+        table.reload()
+
+
+def write_changes(
+    table: HudiTable, instant: str, secondary_columns: Sequence[str]
+) -> tuple[RecordIndexChanges, dict[str, tuple[dict[str, Any], dict[str, Any]]]]:
+    """What our writer's deltacommit `instant` changes, from the snapshots without and with it: record-index
+    locations (a key new, or now in another file group) and deleted keys; and per secondary column the values
+    before and after, of the keys whose value changed. Java derives the same from its write statuses."""
+    columns = [RECORD_KEY_FIELD, PARTITION_FIELD, FILE_NAME_FIELD, *dict.fromkeys(secondary_columns)]
+    before, after = (_by_key(snapshot_with(table, t, columns)) for t in (None, instant))
+    updates = [
+        RecordLocation(key, row[PARTITION_FIELD] or "", _file_id(row[FILE_NAME_FIELD]))
+        for key, row in after.items()
+        if key not in before or _file_id(before[key][FILE_NAME_FIELD]) != _file_id(row[FILE_NAME_FIELD])
+    ]
+    deletes = sorted(set(before) - set(after))
+    secondary = {}
+    for column in secondary_columns:
+        changed = {
+            k
+            for k in before.keys() | after.keys()
+            if before.get(k, {}).get(column, _GONE) != after.get(k, {}).get(column, _GONE)
+        }
+        secondary[column] = (
+            {k: before[k][column] for k in changed if k in before},
+            {k: after[k][column] for k in changed if k in after},
+        )
+    return RecordIndexChanges(tuple(updates), tuple(deletes)), secondary
+
+
+_GONE = object()
+
+
+def _by_key(read: pa.Table) -> dict[str, dict[str, Any]]:
+    return {r[RECORD_KEY_FIELD]: r for r in read.to_pylist()} if read.num_columns else {}
+
+
+def _file_id(file_name: str) -> str:
+    parsed = BaseFileName.try_parse(file_name) or LogFileName.try_parse(file_name)
+    return parsed.file_id if parsed is not None else file_name
+
+
 def _full(base_path: str, stat: WriteStat) -> str:
     return posixpath.join(base_path, stat.path)
 
@@ -50,9 +112,14 @@ def _is_log(stat: WriteStat) -> bool:
 def commit_column_ranges(
     storage: Storage, base_path: str, metadata: CommitMetadata, columns: tuple[str, ...]
 ) -> dict[str, list[ColumnRange]]:
-    """Partition path -> ranges of the indexed columns of every file the commit wrote."""
+    """Partition path -> ranges of the indexed columns of every file the commit wrote (once per file, however many
+    write stats name it)."""
     return {
-        partition: [r for stat in stats if stat.path for r in file_ranges(storage, _full(base_path, stat), columns)]
+        partition: [
+            r
+            for path in dict.fromkeys(_full(base_path, stat) for stat in stats if stat.path)
+            for r in file_ranges(storage, path, columns)
+        ]
         for partition, stats in metadata.partition_to_write_stats.items()
     }
 
@@ -154,3 +221,37 @@ def record_index_changes(
         written = {u.record_key for u in updates}
         deletes += sorted(_replaced_keys(storage, base_path, metadata, instant) - written)
     return RecordIndexChanges(tuple(updates), tuple(deletes))
+
+
+def latest_slice_files(table: HudiTable, partition: str, upto: str, history: bool = False) -> list[str]:
+    """Paths of the files of `partition`'s latest file slices as instant `upto` commits (what Java merges into
+    partition stats, computed before `upto` completes): per file group not replaced by an earlier replacecommit (the
+    groups `upto` itself replaces still count), its newest committed base file and the log files named at or after
+    it; `upto`'s own files count as committed. `history`: `upto` is an instant of the past, and instants after it
+    do not count (the golden tests read each commit of a Java table so)."""
+    inputs = table.view_inputs()
+
+    def committed(instant: str) -> bool:
+        return instant == upto or (inputs.is_committed(instant) and not (history and instant > upto))
+
+    replaced = {
+        fid
+        for i in table.timeline.completed()
+        if i.action == Action.REPLACE_COMMIT and i.requested_time < upto
+        for fid in table.timeline.commit_metadata(i).partition_to_replace_file_ids.get(partition, [])
+    }
+    bases: dict[str, tuple[str, str]] = {}
+    logs: dict[str, list[tuple[str, str]]] = {}
+    for info in table.storage.list_dir(posixpath.join(table.base_path, partition)):
+        base = BaseFileName.try_parse(info.name)
+        log = LogFileName.try_parse(info.name) if base is None else None
+        if base is not None and committed(base.instant) and base.file_id not in replaced:
+            if base.file_id not in bases or bases[base.file_id][0] < base.instant:
+                bases[base.file_id] = (base.instant, info.path)
+        elif log is not None and committed(log.instant) and log.file_id not in replaced:
+            logs.setdefault(log.file_id, []).append((log.instant, info.path))
+    out = [path for _, path in bases.values()]
+    for fid, entries in logs.items():
+        since = bases[fid][0] if fid in bases else ""
+        out += [path for t, path in entries if t >= since]
+    return sorted(out)

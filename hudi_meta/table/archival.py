@@ -49,6 +49,7 @@ from hudi_meta.table.archival_plan import (
 )
 from hudi_meta.table.instant import Action, Instant, State, format_instant
 from hudi_meta.table.lock import table_lock
+from hudi_meta.table.metadata_table import METADATA_DIR
 from hudi_meta.table.table import HudiTable
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,6 @@ ALREADY_ARCHIVED = "(archived)"
 def check_archivable(table: HudiTable) -> None:
     """Refuse tables this archiver cannot archive, saying why."""
     cfg = table.config
-    cfg.refuse_metadata_table(table.base_path, "archive")
     merge_plan = posixpath.join(table.archive_path, archived_log.MERGE_PLAN)
     if cfg.timeline_layout < 2 and table.storage.exists(merge_plan):
         raise UnsupportedTableError(
@@ -228,7 +228,7 @@ def _archive(table: HudiTable, settings: ArchivalSettings, execute: bool) -> Arc
     rest = [a for a in actions if a.requested_time not in history]
     instants = [a.as_timeline_instant() for a in rest]
     links = _link_holders(table, rest, count_reach(instants, settings))
-    plan = plan_archival(instants, settings, _latest_clean_retain(table, rest), links)
+    plan = plan_archival(instants, settings, _latest_clean_retain(table, rest), links, _metadata_compaction(table))
     by_time = {a.requested_time: a for a in rest}
     chosen = [by_time[i.requested_time] for i in plan.instants]
     history_file = _target_file(table, chosen) if chosen else None
@@ -372,6 +372,14 @@ def _completion(instant: Instant) -> str:
 
 
 # ---------------------------------------------------------------- what planning needs from the files
+
+
+def _metadata_compaction(table: HudiTable) -> str | None:
+    """The metadata table's latest completed compaction ("" when it has none; None: no metadata table)."""
+    if not table.config.metadata_partitions:
+        return None
+    mdt = HudiTable.open(table.storage.uri(posixpath.join(table.meta_path, METADATA_DIR)), table.storage.options)
+    return max((i.requested_time for i in mdt.timeline.completed() if i.action == Action.COMMIT), default="")
 
 
 def _latest_clean_retain(table: HudiTable, actions: list[ActiveAction]) -> str | None:

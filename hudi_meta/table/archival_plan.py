@@ -23,6 +23,9 @@ timeline:
 - a compaction that holds live links (a link's target file still exists) stays, and so does every instant after
   it.
 
+And Java's rule for a table with a metadata table: nothing at or after the metadata table's latest completed
+compaction is archived, and nothing at all before its first (`TimelineArchiverV2.getInstantsToArchive`).
+
 The function is given the timeline as plain data: the executor reads the clean plan and checks the links.
 """
 
@@ -130,17 +133,19 @@ def plan_archival(
     settings: ArchivalSettings,
     clean_retain: str | None = None,
     link_holders: frozenset[str] = frozenset(),
+    metadata_compaction: str | None = None,
 ) -> ArchivalPlan:
     """The instants to archive now. `clean_retain` is the earliest instant to retain that the latest completed
     clean's plan names (None when it names none); `link_holders` are the completed compactions whose links'
-    targets still exist."""
+    targets still exist; `metadata_compaction` is the metadata table's latest completed compaction ("" when it
+    has none, None when the table has no metadata table)."""
     ordered = sorted(instants, key=lambda i: i.requested_time)
     commits = [i for i in ordered if i.completed and i.action in COMMIT_ACTIONS]
     count = len(commits)
     if count <= settings.max_commits:
         summary = f"{count} completed commits, not more than {MAX_COMMITS_KEY}={settings.max_commits}"
         return ArchivalPlan((), None, count, summary)
-    boundary = earliest_boundary(ordered, clean_retain, link_holders)
+    boundary = earliest_boundary(ordered, clean_retain, link_holders, metadata_compaction)
     chosen = [c for c in commits if boundary is None or c.requested_time < boundary.time]
     chosen = chosen[: count - settings.min_commits]
     kept_by = f"; kept from {boundary.time}: {boundary.reason}" if boundary else ""
@@ -158,7 +163,10 @@ def plan_archival(
 
 
 def earliest_boundary(
-    instants: Sequence[TimelineInstant], clean_retain: str | None = None, link_holders: frozenset[str] = frozenset()
+    instants: Sequence[TimelineInstant],
+    clean_retain: str | None = None,
+    link_holders: frozenset[str] = frozenset(),
+    metadata_compaction: str | None = None,
 ) -> Boundary | None:
     """The earliest of every rule's boundary (`instants` sorted by requested time)."""
     found = [
@@ -170,6 +178,7 @@ def earliest_boundary(
             _replaced_files(instants, clean_retain),
             _latest_compaction(instants),
             _links(link_holders),
+            _metadata_table(metadata_compaction),
         )
         if b is not None
     ]
@@ -248,6 +257,16 @@ def _links(link_holders: frozenset[str]) -> Boundary | None:
         return None
     first = min(link_holders)
     return Boundary(first, f"compaction {first} holds links whose targets still exist")
+
+
+def _metadata_table(compaction: str | None) -> Boundary | None:
+    """Java: the metadata table's latest completed compaction (its readers take blocks of instants no longer on
+    the active timeline as valid only once compacted)."""
+    if compaction is None:
+        return None
+    if not compaction:
+        return Boundary("", "the metadata table has no completed compaction yet")
+    return Boundary(compaction, f"{compaction} is the metadata table's latest compaction")
 
 
 def _latest_completed_clean(instants: Sequence[TimelineInstant]) -> TimelineInstant | None:

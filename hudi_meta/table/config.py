@@ -226,14 +226,13 @@ class TableConfig:
         """Partitions of the Hudi metadata table; non-empty means it is enabled."""
         return _split(self.props.get("hoodie.table.metadata.partitions"))
 
-    def refuse_metadata_table(self, base_path: str, verb: str) -> None:
-        """Refuse to change a table whose metadata table is enabled: hudi-meta does not update it yet, and readers
-        that list files through it (Java, hudi-rs) would not see the change. `verb`: "compact", "clean", ..."""
+    def refuse_without_metadata_writer(self, base_path: str, verb: str) -> None:
+        """Guard for callers of the table layer: a table with a metadata table is changed only together with it
+        (`hudi_meta.metadata.sync` makes the writer that keeps it in step). `verb`: "write", "roll back writes"."""
         if self.metadata_partitions:
             raise UnsupportedTableError(
-                f"{base_path} has the Hudi metadata table enabled (hoodie.table.metadata.partitions="
-                f"{','.join(self.metadata_partitions)}): hudi-meta does not keep it up to date yet; disable it "
-                f"(hoodie.metadata.enable=false) to {verb} with hudi-meta"
+                f"{base_path} has a metadata table (hoodie.table.metadata.partitions="
+                f"{','.join(self.metadata_partitions)}): {verb} through hudi_meta.metadata.sync, which keeps it in step"
             )
 
     @property

@@ -34,6 +34,7 @@ from hudi_meta.format.table_service_metadata import (
 from hudi_meta.table.file_actions import FileAction
 from hudi_meta.table.heartbeat import HeartbeatConfig, delete_heartbeat, is_expired
 from hudi_meta.table.instant import Action, Instant, State
+from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, CREATE, Marker, delete_markers, list_markers
 from hudi_meta.table.table import HudiTable
 
@@ -72,7 +73,7 @@ def rollback_failed_write(
     rollback writes the metadata table first; a table with a metadata table is rolled back only with one.
     """
     if metadata_writer is None:
-        table.config.refuse_metadata_table(table.base_path, "roll back writes")
+        table.config.refuse_without_metadata_writer(table.base_path, "roll back writes")
     tl = table.timeline
     instant = tl.instant(target)
     if instant is None or instant.is_completed or instant.action not in (Action.DELTA_COMMIT, Action.COMMIT):
@@ -132,9 +133,10 @@ def rollback_failed_write(
         per_partition[m.partition] = meta
     taken_ms = int((time.monotonic() - started) * 1000)
     metadata = RollbackMetadata.of_one(rollback_time, taken_ms, InstantInfo(target, instant.action), per_partition)
-    if metadata_writer is not None:
-        metadata_writer(rollback_time, metadata)
-    writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
+    with table_lock(table.storage, table.meta_path, table.config.props, f"roll back {target}"):
+        if metadata_writer is not None:
+            metadata_writer(rollback_time, metadata)
+        writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
     writer.delete_pending(instant.action, target)
     delete_markers(table.storage, table.meta_path, target)
     delete_heartbeat(table.storage, table.meta_path, target)
@@ -205,13 +207,22 @@ def failed_writes(table: HudiTable, heartbeat: HeartbeatConfig | None = None) ->
     return [i for i in candidates if i.requested_time in still_pending]
 
 
-def rollback_failed_writes(table: HudiTable, heartbeat: HeartbeatConfig | None = None) -> list[RollbackReport]:
-    """Roll back every failed write (see `failed_writes`); writes of live writers are left alone.
+def rollback_failed_writes(
+    table: HudiTable,
+    heartbeat: HeartbeatConfig | None = None,
+    metadata_writer: Callable[[str, RollbackMetadata], None] | None = None,
+) -> list[RollbackReport]:
+    """Roll back every failed write (see `failed_writes`); writes of live writers are left alone;
+    `metadata_writer` as for `rollback_failed_write`.
 
     Each heartbeat is read once more right before its rollback starts: a writer that beat meanwhile is skipped.
     """
     reports = []
     for instant in failed_writes(table, heartbeat):
         with contextlib.suppress(LiveWriterError):
-            reports.append(rollback_failed_write(table, instant.requested_time, heartbeat=heartbeat, dry_run=False))
+            reports.append(
+                rollback_failed_write(
+                    table, instant.requested_time, heartbeat=heartbeat, dry_run=False, metadata_writer=metadata_writer
+                )
+            )
     return reports

@@ -8,7 +8,8 @@ store's conditional write) by the holder and deleted to release it. A lock whose
 than `hoodie.write.lock.filesystem.expire` minutes belongs to a holder that died and is taken over. Java's default
 is 0 (never expires); ours is 1 minute when the table does not set it (what Java's own embedded lock config uses),
 so that a process killed inside its critical section does not stop the table for good. Acquiring waits up to
-`hoodie.write.lock.wait_time_ms` (60 s, Java's default).
+`hoodie.write.lock.wait_time_ms` (60 s, Java's default). A thread that holds the lock and asks for it again (a
+compaction taking a plan back inside its commit section, say) goes on under the lock it holds.
 
 Taking over an expired lock deletes it and creates it anew: two processes that do this at the same moment may
 both believe they hold it (Java has the same window); it only opens after a holder died inside its section.
@@ -21,6 +22,7 @@ import logging
 import os
 import posixpath
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -38,6 +40,7 @@ DEFAULT_EXPIRE_MINUTES = 1
 DEFAULT_WAIT_MS = 60_000
 
 log = logging.getLogger(__name__)
+_held = threading.local()  # .paths: the lock files this thread holds
 
 
 def lock_path(meta_path: str, props: Mapping[str, str]) -> str:
@@ -54,6 +57,11 @@ def _number(props: Mapping[str, str], key: str, default: int) -> int:
 def table_lock(storage: Storage, meta_path: str, props: Mapping[str, str], what: str) -> Iterator[None]:
     """Hold the table lock for `what` (named in the lock file and in the error when it cannot be had)."""
     path = lock_path(meta_path, props)
+    held: set[str] = _held.__dict__.setdefault("paths", set())
+    key = storage.uri(path)
+    if key in held:  # re-entered by the thread that holds it
+        yield
+        return
     expire_ms = _number(props, EXPIRE_KEY, DEFAULT_EXPIRE_MINUTES) * 60_000
     deadline = time.monotonic() + _number(props, WAIT_KEY, DEFAULT_WAIT_MS) / 1000
     owner = f"{what} by {socket.gethostname()}:{os.getpid()} at {dt.datetime.now(dt.UTC).isoformat()} {uuid.uuid4()}"
@@ -75,9 +83,11 @@ def table_lock(storage: Storage, meta_path: str, props: Mapping[str, str], what:
             ) from None
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
+    held.add(key)
     try:
         yield
     finally:
+        held.discard(key)
         if _holder(storage, path) == owner:  # never delete a lock another process took over
             storage.delete(path)
 

@@ -437,7 +437,7 @@ class WriteClient:
                 f"hudi-meta writes table versions 6, 8 and 9 (this is {self.table.config.version})"
             )
         if self.metadata_writer is None:
-            self.table.config.refuse_metadata_table(self.table.base_path, "write")
+            self.table.config.refuse_without_metadata_writer(self.table.base_path, "write")
         self.timeline = self.table.timeline_writer()
         self._chosen_instant = not self.instant
         if not self.instant:

@@ -94,18 +94,30 @@ def test_two_schedulers_racing_make_one_plan(spark: SparkSession, db_url: str, t
     assert len(__import__("json").loads(plans)) == 1
 
 
-def test_metadata_table_is_refused_with_the_setting_named(fixture_table: object, tmp_path: Path) -> None:
-    archive = next(a for a in table_zips() if a.stem == "v9_txns_simple_meta")
-    table = HudiTable.open(str(fixture_table(archive)))  # type: ignore[operator]
+def test_metadata_table_partitions_not_kept_are_refused_by_name(fixture_table: object, tmp_path: Path) -> None:
+    """Rule (issue 28): a metadata table partition hudi-meta cannot keep correct, or one the properties name and
+    storage does not hold, is refused in one line naming it, before anything is written."""
     url = f"sqlite:///{tmp_path / 'store.db'}"
     upgrade(url)
     engine = make_engine(url)
-    with pytest.raises(UnsupportedTableError, match=r"hoodie\.table\.metadata\.partitions=column_stats,files"):
-        schedule_compaction(engine, table, ScheduleRequest(threshold_ms=0))
+    archive = next(a for a in table_zips() if a.stem == "v9_txns_simple_meta" and "/mor/" in str(a))
+    base = Path(shutil.copytree(fixture_table(archive), tmp_path / "t", symlinks=True))  # type: ignore[operator]
+    props = base / ".hoodie" / "hoodie.properties"
+    text = props.read_text()
+    for edited, expected in (
+        (text.replace("partitions=column_stats,", "partitions=expr_index_x,column_stats,"), "'expr_index_x'"),
+        (text.replace("partitions.inflight=", "partitions.inflight=bloom_filters"), "'bloom_filters' is being built"),
+    ):
+        props.write_text(edited)
+        before = sorted(p.relative_to(base) for p in base.rglob("*"))
+        with pytest.raises(UnsupportedTableError, match=expected):
+            schedule_compaction(engine, HudiTable.open(str(base)), ScheduleRequest(threshold_ms=0))
+        assert sorted(p.relative_to(base) for p in base.rglob("*")) == before
+    props.write_text(text)
     v6 = create_table(
         str(tmp_path / "v6"), "v6", ["id"], "ts", extra_props={"hoodie.table.metadata.partitions": "files"}
     )
-    with pytest.raises(UnsupportedTableError, match="hoodie.metadata.enable=false"):
+    with pytest.raises(UnsupportedTableError, match="names metadata table partition 'files', but .* holds no files"):
         schedule_compaction(engine, v6, ScheduleRequest(threshold_ms=0))
     nometa = next(a for a in table_zips() if a.stem == "v9_txns_simple_nometa")
     with pytest.raises(UnsupportedTableError, match="version 6"):

@@ -1,17 +1,22 @@
-"""Every table service on the Java-written version 9 tables with the metadata table off (issue 27): the MOR
-fixtures `v9_txns_simple_nometa` (partitioned by region, a clustering and a Java compaction on its timeline) and
-`v9_txns_nonpart_nometa` (not partitioned). Event time: `txn_ts` (epoch ms, the tables' ordering field).
+"""Every table service on the Java-written 1.x MOR tables: with the metadata table off (issue 27),
+`v9_txns_simple_nometa` (partitioned by region, a clustering and a Java compaction on its timeline) and
+`v9_txns_nonpart_nometa` (not partitioned); with it on (issue 28), `v9_txns_simple_meta`, `v9_txns_nonpart_meta`
+(files, column_stats, partition_stats, record_index and two secondary indexes) and `v8_trips_8i3u1d` (a version 8
+table with the same partitions and one secondary index). Event time: `txn_ts` (epoch ms, the txns tables' ordering
+field), `ts` on the trips table.
 
 The rules checked after every step come from the design, not from the code: no step changes what a snapshot or
 a time-travel read returns (each compared with the reads before any step; hudi-meta's writer adds late and fresh
 data first, so that the compactions have log files on both sides of T); hudi-rs reads snapshot and
-read-optimized exactly as hudi-meta does; `check` finds nothing; after an event-time compaction the freshness the
+read-optimized exactly as hudi-meta does (through the metadata table where there is one, whose `files` partition
+lists exactly the committed files on storage); `check` finds nothing; after an event-time compaction the freshness the
 index computes keeps the promise (every key whose current version has an event time below the watermark has that
 version in the read-optimized view), and its threshold is the compaction's T.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -19,8 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hudi import HudiReadOptions
-from hudi import HudiTable as RsTable
+from hudi import HudiReadOptions, HudiTableBuilder
 from sqlalchemy import Engine
 
 from hudi_meta.check.files import check_files
@@ -32,16 +36,22 @@ from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import CleanedDataError
+from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.links import LinkMode
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.registry import register_table
+from hudi_meta.metadata.records import RECORD_INDEX, SECONDARY_INDEX_PREFIX, secondary_index_records
+from hudi_meta.metadata.sync import write_client
 from hudi_meta.table.archival import archive_timeline
+from hudi_meta.table.instant import Action
+from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable, Query
-from hudi_meta.table.writer import WriteClient
 from tests.conftest import table_zips
+from tests.metadata.helpers import expected_listing, mdt_partition, record_index_file_id
 
 EVENT_TIME = "txn_ts"
+META_TABLES = {"v9_txns_simple_meta": "txn_ts", "v9_txns_nonpart_meta": "txn_ts", "v8_trips_8i3u1d": "ts"}
 META = ("_hoodie_commit_seqno", "_hoodie_file_name")  # say where a record sits: a compaction moves it
 Rows = list[tuple[Any, ...]]
 
@@ -51,19 +61,34 @@ def rows(table: pa.Table) -> Rows:
     return sorted(tuple(repr(r[c]) for c in cols) for r in table.select(cols).to_pylist())
 
 
+def file_id_of(file_name: str) -> str:
+    """The file id a record's `_hoodie_file_name` names (Java 1.x writes the bare file id in log records)."""
+    parsed = BaseFileName.try_parse(file_name) or LogFileName.try_parse(file_name)
+    return parsed.file_id if parsed is not None else file_name
+
+
 def rs_rows(path: Path, query: str) -> Rows:
+    """hudi-rs's read; it lists through the metadata table when the table has one."""
     options = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
-    batches = list(RsTable(str(path)).read(HudiReadOptions(hudi_options=options)))
+    builder = HudiTableBuilder.from_base_uri(str(path))
+    if HudiTable.open(str(path)).config.metadata_partitions:
+        builder = builder.with_hudi_option("hoodie.metadata.enable", "true")
+    batches = list(builder.build().read(HudiReadOptions(hudi_options=options)))
     return rows(pa.Table.from_batches(batches)) if batches else []
 
 
 class JavaTable:
     """A copy of the fixture, the reads before any step, and the checks after each."""
 
-    def __init__(self, path: Path, engine: Engine) -> None:
+    def __init__(self, path: Path, engine: Engine, event_time: str = EVENT_TIME) -> None:
         self.path = path
         self.engine = engine
-        register_table(engine, self.table, EVENT_TIME)
+        self.event_time = event_time
+        register_table(engine, self.table, event_time)
+        self.java_instants = {i.requested_time for i in self.table.timeline.instants}
+        defs_path = path / ".hoodie" / ".index_defs" / "index.json"
+        defs = json.loads(defs_path.read_text())["indexDefinitions"] if defs_path.exists() else {}
+        self.secondary = {name: d["sourceFields"][0] for name, d in defs.items() if name.startswith("secondary_index_")}
         self.travel: dict[str, Rows] = {}
         self.reads_before()
         self.cleaned_before: str | None = None  # reads as of an instant before this may be refused after a clean
@@ -83,27 +108,54 @@ class JavaTable:
         table = self.table
         current = table.read("snapshot")
         data_columns = [c for c in current.column_names if not c.startswith("_hoodie_")]
-        w = WriteClient(table)
+        w = write_client(table)
         w.begin()
         for r in current.to_pylist()[:count]:
-            file_id = (
-                BaseFileName.parse(r["_hoodie_file_name"]).file_id
-                if ".parquet" in r["_hoodie_file_name"]
-                else (LogFileName.parse(r["_hoodie_file_name"]).file_id)
-            )
-            row = {c: r[c] for c in data_columns} | {EVENT_TIME: event_time_ms}
+            file_id = file_id_of(r["_hoodie_file_name"])
+            row = {c: r[c] for c in data_columns} | {self.event_time: event_time_ms}
             data = pa.Table.from_pylist([row], schema=current.select(data_columns).schema)
             w.append_log(r["_hoodie_partition_path"], file_id, data)
         w.commit()
         self.reads_before()
         return w.instant
 
+    def change_keys(self) -> str:
+        """hudi-meta's writer inserts a record under a new key, deletes one, and changes one record's first indexed
+        secondary column (a string one) in the file groups that hold them: the write that moves the record index and
+        the secondary indexes. The delta commit."""
+        table = self.table
+        current = table.read("snapshot").to_pylist()
+        data_columns = [c for c in current[0] if not c.startswith("_hoodie_")]
+        key_field = table.config.record_key_fields[0]
+        text_columns = [c for c in self.secondary.values() if isinstance(current[2][c], str)]
+        w = write_client(table)
+        w.begin()
+        for n, r in enumerate(current[:3]):
+            file_id = file_id_of(r["_hoodie_file_name"])
+            row = {c: r[c] for c in data_columns}
+            if n == 1:
+                w.append_log(r["_hoodie_partition_path"], file_id, deletes=[DeleteRecord(r[key_field], None)])
+                continue
+            if n == 0:
+                row[key_field] = f"{r[key_field]}-new"
+            elif text_columns:
+                row[text_columns[0]] = f"{r[text_columns[0]]}-changed"
+            data = pa.Table.from_pylist([row], schema=pa.table({c: [r[c]] for c in data_columns}).schema)
+            w.append_log(r["_hoodie_partition_path"], file_id, data.cast(self.data_schema(table)))
+        w.commit()
+        self.reads_before()
+        return w.instant
+
+    def data_schema(self, table: HudiTable) -> pa.Schema:
+        current = table.read("snapshot")
+        return current.select([c for c in current.column_names if not c.startswith("_hoodie_")]).schema
+
     @property
     def table(self) -> HudiTable:
         return HudiTable.open(str(self.path))
 
     def event_times(self) -> list[int]:
-        return sorted(int(t) for t in self.table.read("snapshot").column(EVENT_TIME).to_pylist())
+        return sorted(int(t) for t in self.table.read("snapshot").column(self.event_time).to_pylist())
 
     def check(self, threshold_ms: int | None = None) -> None:
         table = self.table
@@ -116,15 +168,52 @@ class JavaTable:
             except CleanedDataError:
                 assert self.cleaned_before is not None and instant < self.cleaned_before, instant
         assert not check_files(table), check_files(table)
+        if table.config.metadata_partitions:
+            self.check_metadata_table(table)
         f = indexed_freshness(self.engine, table, 0)
         if threshold_ms is not None:
             assert f.threshold_ms == threshold_ms
         if f.watermark_ms is not None:
             in_ro = {r["_hoodie_record_key"]: r for r in ro.to_pylist()}
             for r in table.read("snapshot").to_pylist():
-                if r[EVENT_TIME] < f.watermark_ms:
+                if r[self.event_time] < f.watermark_ms:
                     got = in_ro.get(r["_hoodie_record_key"])
-                    assert got is not None and got[EVENT_TIME] == r[EVENT_TIME], (r["_hoodie_record_key"], f)
+                    assert got is not None and got[self.event_time] == r[self.event_time], (r["_hoodie_record_key"], f)
+
+    def check_metadata_table(self, table: HudiTable) -> None:
+        """The metadata table lists what storage holds, has a deltacommit for every instant hudi-meta completed
+        (a 1.x rollback takes its target's back instead), and its record index and secondary indexes hold exactly
+        the snapshot's keys, locations and values."""
+        listing = read_files_partition(table)
+        assert {p: dict(f) for p, f in listing.files.items() if f} == expected_listing(table)
+        mdt = HudiTable.open(str(self.path / ".hoodie" / "metadata"))
+        ours = [i for i in table.timeline.completed() if i.requested_time not in self.java_instants]
+        for i in ours:
+            if i.action != Action.ROLLBACK:
+                assert mdt.timeline.is_completed(i.requested_time), i
+        snapshot = table.read("snapshot")
+        keys = snapshot.column("_hoodie_record_key").to_pylist()
+        if RECORD_INDEX in table.config.metadata_partitions:
+            located = {
+                k: (p, file_id_of(f))
+                for k, p, f in zip(
+                    keys,
+                    snapshot.column("_hoodie_partition_path").to_pylist(),
+                    snapshot.column("_hoodie_file_name").to_pylist(),
+                    strict=True,
+                )
+            }
+            index = mdt_partition(table, RECORD_INDEX)
+            got = {
+                k: (v["recordIndexMetadata"]["partitionName"], record_index_file_id(v["recordIndexMetadata"]))
+                for k, v in index.items()
+            }
+            assert got == located
+        for partition in (p for p in table.config.metadata_partitions if p.startswith(SECONDARY_INDEX_PREFIX)):
+            column = self.secondary[partition]
+            values = dict(zip(keys, snapshot.column(column).to_pylist(), strict=True))
+            expected = {r.key for r in secondary_index_records(partition, {}, values)}
+            assert set(mdt_partition(table, partition)) == expected, partition
 
     def schedule(self, threshold_ms: int, mode: LinkMode = LinkMode.SYMLINK, exact: bool = False) -> str:
         result = schedule_compaction(
@@ -135,11 +224,11 @@ class JavaTable:
         return result.instant
 
 
-@pytest.fixture(params=["v9_txns_simple_nometa", "v9_txns_nonpart_nometa"])
+@pytest.fixture(params=["v9_txns_simple_nometa", "v9_txns_nonpart_nometa", *META_TABLES])
 def java_table(request: pytest.FixtureRequest, fixture_table: Callable[[Path], Path], tmp_path: Path) -> JavaTable:
     archive = next(a for a in table_zips() if a.stem == request.param and "/mor/" in str(a))
     path = Path(shutil.copytree(fixture_table(archive), tmp_path / "t", symlinks=True))
-    return JavaTable(path, request.getfixturevalue("engine"))
+    return JavaTable(path, request.getfixturevalue("engine"), META_TABLES.get(request.param, EVENT_TIME))
 
 
 def test_every_table_service_on_a_java_written_version_9_table(java_table: JavaTable) -> None:
@@ -147,6 +236,8 @@ def test_every_table_service_on_a_java_written_version_9_table(java_table: JavaT
     times = t.event_times()
     low, high = times[-1] + 1, times[-1] + 3_600_000
     t.update(2, times[0] - 60_000)  # late data: below every event time the table holds
+    t.change_keys()  # a new key, a deleted one, a changed secondary value
+    t.check()
     t.update(3, high - 1)  # fresh data: after the first T, before the second
 
     # an event-time compaction (the fresh write's files kept as links), then an exact one (copies) at a later T

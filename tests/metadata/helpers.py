@@ -5,20 +5,27 @@ every test runs after each step."""
 from __future__ import annotations
 
 import posixpath
+import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
+from hudi_meta.format.block_content import decode_delete_records, hfile_records
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName
-from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.format.hfile import HFileReader
+from hudi_meta.format.log_block import BlockType
+from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.format.table_service_metadata import RollbackMetadata
 from hudi_meta.metadata import records
 from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.writer import follow_data_rollback, write_delta_commit
-from hudi_meta.table.metadata_table import read_files_partition
+from hudi_meta.table.file_group_reader import ReadStats, visible_blocks
+from hudi_meta.table.fs_view import latest_slice_for_snapshot
+from hudi_meta.table.metadata_table import read_files_partition, valid_instants
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 from tests.compaction.core import by_id
@@ -151,3 +158,44 @@ def compacting_hook(path: Path | str, max_delta_commits: int) -> Callable[[str, 
         write_mdt(path, instant, metadata)
 
     return hook
+
+
+def mdt_partition(table: HudiTable, partition: str) -> dict[str, dict[str, Any]]:
+    """Key -> payload of MDT partition `partition` as a reader merges it: per file group the snapshot slice's base
+    HFile, then its log blocks of valid instants in log order, a newer record replacing an older one and a DELETE
+    block removing the key (the merge of record_index and secondary-index records; written here, independent of
+    hudi_meta.metadata)."""
+    mdt = HudiTable.open(str(Path(table.base_path) / ".hoodie" / "metadata"))
+    is_valid = valid_instants(table, mdt)
+    out: dict[str, dict[str, Any]] = {}
+    for fg in (g for g in mdt.file_groups() if g.partition == partition):
+        picked = latest_slice_for_snapshot(fg, mdt.view_inputs())
+        base, logs = picked if picked is not None else (None, [])
+        if base is not None:
+            full = posixpath.join(mdt.base_path, base.path)
+            hfile = HFileReader(mdt.storage.read_bytes(full), full)
+            assert hfile.schema is not None
+            out.update((r.key, r.record) for r in hfile_records(hfile, hfile.schema))
+        pairs = [(lf.path, b) for lf in logs for b in read_blocks(mdt.storage, posixpath.join(mdt.base_path, lf.path))]
+        kept = visible_blocks([(posixpath.join(mdt.base_path, p), b) for p, b in pairs], is_valid, ReadStats())
+        for full in dict.fromkeys(p for p, _ in kept):
+            blocks = [b for p, b in kept if p == full]
+            for block, content in zip(blocks, read_contents(mdt.storage, full, blocks), strict=True):
+                if block.block_type == BlockType.HFILE_DATA:
+                    hfile = HFileReader(content, full)
+                    schema = hfile.schema or block.schema
+                    assert schema is not None
+                    out.update((r.key, r.record) for r in hfile_records(hfile, schema))
+                elif block.block_type == BlockType.DELETE:
+                    for d in decode_delete_records(content):
+                        out.pop(d.record_key, None)
+    return out
+
+
+def record_index_file_id(info: dict[str, Any]) -> str:
+    """The file id a record-index entry names (UUID bits and index, or the raw id)."""
+    if info["fileIdEncoding"] == 1:
+        return str(info["fileId"])
+    bits = ((info["fileIdHighBits"] & (2**64 - 1)) << 64) | (info["fileIdLowBits"] & (2**64 - 1))
+    head = str(uuid.UUID(int=bits))
+    return head if info["fileIndex"] == -1 else f"{head}-{info['fileIndex']}"

@@ -17,7 +17,6 @@ import pytest
 
 from hudi_meta.format.block_content import decode_delete_records, parsed_schema
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
-from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.hfile import HFileReader
 from hudi_meta.format.log_block import BlockType
 from hudi_meta.format.log_reader import read_blocks, read_contents
@@ -46,6 +45,7 @@ from hudi_meta.metadata.records import (
 from hudi_meta.metadata.written_files import (
     bloom_filters,
     commit_column_ranges,
+    latest_slice_files,
     record_index_changes,
     secondary_values,
 )
@@ -134,41 +134,15 @@ def _index(table: HudiTable) -> ColumnStatsIndex:
     return index
 
 
-def _latest_files(table: HudiTable, partition: str, upto: str) -> list[str]:
-    """Paths of the files of `partition`'s latest file slices as of instant `upto` (what Java merges into
-    partition stats): per file group not replaced before (Java computes them before `upto` completes, so the
-    groups `upto` itself replaces still count), its newest committed base file and the log files
-    written after it."""
-    committed = {i.requested_time for i in table.timeline.completed() if i.requested_time <= upto}
-    replaced = {
-        fid
-        for i in table.timeline.completed()
-        if i.action == Action.REPLACE_COMMIT and i.requested_time < upto
-        for fid in table.timeline.commit_metadata(i).partition_to_replace_file_ids.get(partition, [])
-    }
-    folder = Path(table.base_path) / partition
-    bases: dict[str, tuple[str, str]] = {}
-    logs: dict[str, list[tuple[str, str]]] = {}
-    for f in folder.iterdir():
-        base = BaseFileName.try_parse(f.name)
-        log = LogFileName.try_parse(f.name) if base is None else None
-        if base is not None and base.instant in committed and base.file_id not in replaced:
-            if base.file_id not in bases or bases[base.file_id][0] < base.instant:
-                bases[base.file_id] = (base.instant, str(f))
-        elif log is not None and log.instant in committed and log.file_id not in replaced:
-            logs.setdefault(log.file_id, []).append((log.instant, str(f)))
-    out = [path for _, path in bases.values()]
-    for fid, entries in logs.items():
-        since = bases[fid][0] if fid in bases else ""
-        out += [path for t, path in entries if t >= since]
-    return sorted(out)
-
-
 def _partition_ranges(
     table: HudiTable, metadata: CommitMetadata, upto: str, columns: tuple[str, ...]
 ) -> dict[str, list[ColumnRange]]:
     return {
-        p: [r for path in _latest_files(table, p, upto) for r in file_ranges(table.storage, path, columns)]
+        p: [
+            r
+            for path in latest_slice_files(table, p, upto, history=True)
+            for r in file_ranges(table.storage, path, columns)
+        ]
         for p in metadata.partition_to_write_stats
     }
 

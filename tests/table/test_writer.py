@@ -13,6 +13,7 @@ from hudi_meta.errors import BadValueError, InstantExistsError, UnsupportedTable
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.metadata.sync import MetadataPartitionError, write_client
 from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.heartbeat import INTERVAL_KEY, MISSES_KEY
 from hudi_meta.table.table import HudiTable
@@ -88,18 +89,21 @@ def test_a_bucket_count_no_table_holds_is_refused_before_anything_is_written(tmp
     assert not (tmp_path / "t").exists()
 
 
-def test_a_table_with_the_metadata_table_on_is_not_written(tmp_path: Path) -> None:
+def test_a_table_with_a_metadata_table_is_written_only_with_it(tmp_path: Path) -> None:
     """Rule: readers that list files through the metadata table (Java, hudi-rs) would miss a write that does not
-    update it, and hudi-meta does not update it yet: writes and rollbacks of writes are refused before anything is
-    written, naming the setting (hoodie.metadata.enable=false)."""
+    update it: the table layer's writer and rollback refuse such a table unless given the metadata writer
+    (hudi_meta.metadata.sync), before anything is written; and a table whose properties name a metadata table that
+    storage does not hold is refused, not trusted."""
     table = create_table(
         str(tmp_path / "t"), "t", ["id"], "ts", extra_props={"hoodie.table.metadata.partitions": "files"}
     )
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
-    with pytest.raises(UnsupportedTableError, match=r"partitions=files\): .*hoodie\.metadata\.enable=false\) to write"):
+    with pytest.raises(UnsupportedTableError, match=r"partitions=files\): write through hudi_meta.metadata.sync"):
         WriteClient(table)
-    with pytest.raises(UnsupportedTableError, match="to roll back writes"):
+    with pytest.raises(UnsupportedTableError, match="roll back writes through"):
         rollback_failed_write(table, "20260101000000000", dry_run=False)
+    with pytest.raises(MetadataPartitionError, match=r"partition 'files', but .* holds no files: .* not trusted"):
+        write_client(table)
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 

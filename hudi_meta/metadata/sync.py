@@ -1,0 +1,258 @@
+"""Keep a data table's metadata table (MDT) in step with each action hudi-meta commits on it.
+
+Every commit path (our writer's deltacommits, compaction, clean, the rollbacks) calls one method of
+`MetadataSync` with the action's metadata, under the data table's lock, right before the data-table instant
+completes (Java's order: `writeTableMetadata`, then `saveAsComplete`). The method runs the MDT's own table service
+first (`compaction.compact_if_necessary`, as Java does before each deltacommit), derives the records of every MDT
+partition the table has (`records.py`, facts read by `written_files.py`) and writes them as one MDT deltacommit at
+the data-table instant (`writer.write_delta_commit`); a rollback rolls back the MDT's deltacommit of its target
+instead (`writer.follow_data_rollback`). A partition hudi-meta cannot keep correct for an action is refused before
+anything is written, in one line naming it. docs/metadata-table.md section 7.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_meta.errors import UnsupportedTableError
+from hudi_meta.format.commit_metadata import CommitMetadata
+from hudi_meta.format.table_service_metadata import CleanMetadata, RollbackMetadata
+from hudi_meta.metadata import records
+from hudi_meta.metadata.column_ranges import file_ranges
+from hudi_meta.metadata.compaction import compact_if_necessary
+from hudi_meta.metadata.init import data_table_props, metadata_partitions_now
+from hudi_meta.metadata.keys import secondary_file_group_index
+from hudi_meta.metadata.layout import INFLIGHT_PARTITIONS_KEY, default_file_group_of, mdt_path
+from hudi_meta.metadata.record import MetadataRecord
+from hudi_meta.metadata.records import (
+    BLOOM_FILTERS,
+    COLUMN_STATS,
+    FILES,
+    PARTITION_STATS,
+    RECORD_INDEX,
+    SECONDARY_INDEX_PREFIX,
+    ColumnStatsIndex,
+    instant_millis,
+)
+from hudi_meta.metadata.rollback import open_mdt, refuse_compacted
+from hudi_meta.metadata.writer import follow_data_rollback, write_delta_commit
+from hudi_meta.metadata.written_files import (
+    COMPACT,
+    bloom_filters,
+    commit_column_ranges,
+    latest_slice_files,
+    write_changes,
+)
+from hudi_meta.table.instant import Action
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import WriteClient
+
+log = logging.getLogger(__name__)
+
+INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"
+DEFAULT_INDEX_DEFS = ".hoodie/.index_defs/index.json"  # relative to the base path
+# partitions whose records hudi-meta derives for every kind of action, per table version (docs section 7.1)
+KEPT_ON_ONE_X = frozenset({FILES, COLUMN_STATS, PARTITION_STATS, BLOOM_FILTERS, RECORD_INDEX})
+KEPT_ON_V6 = frozenset({FILES})
+
+
+class MetadataPartitionError(UnsupportedTableError):
+    """An MDT partition hudi-meta cannot keep correct for an action, or one the table names but does not hold."""
+
+
+@dataclass(frozen=True)
+class MetadataSync:
+    """The MDT of one data table, as its properties name it now: `partitions` are the MDT partitions to write."""
+
+    table: HudiTable
+    partitions: tuple[str, ...]
+    column_stats: ColumnStatsIndex | None
+    secondary: Mapping[str, str]  # secondary index partition -> its column
+    secondary_versions: Mapping[str, str]  # secondary index partition -> its index version (V1, V2)
+
+    # ---- the commit paths --------------------------------------------------------------------------------
+
+    def commit(self, instant: str, metadata: CommitMetadata, links: Mapping[str, Mapping[str, int]] = {}) -> None:
+        """The MDT deltacommit of data-table commit `instant` (a write or a compaction): every written file, plus
+        `links` (partition -> link name -> size: the log files an event-time compaction places in its slice,
+        files on storage like any other, which the commit's write stats do not name)."""
+        self._compact()
+        out = records.listing_records(_merged(records.written_files(metadata), links))
+        if COLUMN_STATS in self.partitions or PARTITION_STATS in self.partitions:
+            out += self._stats_records(instant, metadata, links)
+        if BLOOM_FILTERS in self.partitions:
+            out += records.bloom_filter_records(
+                bloom_filters(self.table.storage, self.table.base_path, metadata), instant
+            )
+        if metadata.operation_type != COMPACT and (RECORD_INDEX in self.partitions or self.secondary):
+            out += self._key_records(instant)  # a compaction moves no record and changes no value
+        self._write(instant, out)
+
+    def clean(self, instant: str, metadata: CleanMetadata) -> None:
+        """The MDT deltacommit of clean `instant`: its deleted files as tombstones in `files`, and the deleted
+        files' column stats and bloom filters (`convertMetadataToRecords(HoodieCleanMetadata)`; record index,
+        partition stats and secondary indexes do not change)."""
+        self._compact()
+        out = records.clean_files_records(metadata)
+        if self.column_stats is not None and COLUMN_STATS in self.partitions:
+            out += records.clean_column_stats_records(self.column_stats, metadata)
+        if BLOOM_FILTERS in self.partitions:
+            out += records.clean_bloom_filter_records(metadata, instant)
+        self._write(instant, out)
+
+    def rollback(self, rollback_time: str, metadata: RollbackMetadata) -> None:
+        """Bring the MDT in step with data-table rollback `rollback_time` of one instant: the MDT's deltacommit
+        of that instant is rolled back (and on version 6 the rollback's own files are listed first)."""
+        target = metadata.commits_rollback[0]
+        derived = records.rollback_files_records(metadata, self.table.config.version)
+        follow_data_rollback(self.table, target, rollback_time, derived)
+
+    def refuse_rollback(self, target: str) -> None:
+        """Refuse, before anything is written, a data-table rollback of `target` whose MDT deltacommit an MDT
+        compaction already folded into a base file (Java needs a restore there)."""
+        mdt = open_mdt(self.table)
+        instant = mdt.timeline.instant(target)
+        if instant is not None and instant.is_completed:
+            refuse_compacted(mdt, instant)
+
+    # ---- parts -------------------------------------------------------------------------------------------
+
+    def _compact(self) -> None:
+        if self.partitions == (FILES,):
+            compact_if_necessary(self.table)
+        else:  # docs section 7.3: the merge rules of the other partitions are not written yet
+            log.debug(
+                "metadata table of %s: compaction left to Hudi (partitions %s)", self.table.base_path, self.partitions
+            )
+
+    def _stats_records(
+        self, instant: str, metadata: CommitMetadata, links: Mapping[str, Mapping[str, int]]
+    ) -> list[MetadataRecord]:
+        index = self.column_stats
+        assert index is not None
+        storage, base = self.table.storage, self.table.base_path
+        ranges = commit_column_ranges(storage, base, metadata, index.columns)
+        for partition, names in links.items():
+            ranges.setdefault(partition, []).extend(
+                r for name in names for r in file_ranges(storage, posixpath.join(base, partition, name), index.columns)
+            )
+        out = records.column_stats_records(index, ranges) if COLUMN_STATS in self.partitions else []
+        if PARTITION_STATS in self.partitions:
+            latest = {
+                p: [
+                    r
+                    for path in latest_slice_files(self.table, p, instant)
+                    for r in file_ranges(storage, path, index.columns)
+                ]
+                for p in ranges
+            }
+            out += records.partition_stats_records(index, latest, tight=COLUMN_STATS in self.partitions)
+        return out
+
+    def _key_records(self, instant: str) -> list[MetadataRecord]:
+        """Record-index and secondary-index records of our writer's deltacommit `instant` (still pending)."""
+        changes, values = write_changes(self.table, instant, list(self.secondary.values()))
+        out = []
+        if RECORD_INDEX in self.partitions:
+            ms = instant_millis(instant, self.table.config.timeline_timezone)
+            out += records.record_index_records(changes.updates, changes.deletes, ms)
+        for partition, column in self.secondary.items():
+            out += records.secondary_index_records(partition, *values[column])
+        return out
+
+    def _write(self, instant: str, out: list[MetadataRecord]) -> None:
+        write_delta_commit(self.table, instant, out, self._file_group_of)
+
+    def _file_group_of(self, partition: str, key: str, count: int) -> int:
+        version = self.secondary_versions.get(partition)
+        if version is not None:
+            return secondary_file_group_index(key, count, version)
+        return default_file_group_of(partition, key, count)
+
+
+def _merged(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
+    out = {p: dict(f) for p, f in a.items()}
+    for p, files in b.items():
+        out.setdefault(p, {}).update(files)
+    return out
+
+
+def metadata_sync(table: HudiTable) -> MetadataSync | None:
+    """The table's MDT as hudi-meta will keep it, None when it has none; refused (one line naming the partition)
+    when it names a partition hudi-meta cannot keep or that storage does not hold, or while Hudi's indexer is
+    building one."""
+    partitions = metadata_partitions_now(table)
+    if not partitions:
+        return None
+    inflight = data_table_props(table).get(INFLIGHT_PARTITIONS_KEY, "").strip()
+    if inflight:
+        raise MetadataPartitionError(
+            f"{table.base_path}: metadata table partition {inflight.split(',')[0]!r} is being built by Hudi's indexer "
+            f"({INFLIGHT_PARTITIONS_KEY}); run again once it completes"
+        )
+    if FILES not in partitions:
+        raise MetadataPartitionError(f"{table.base_path}: the metadata table has no 'files' partition: {partitions}")
+    root = mdt_path(table)
+    for partition in partitions:
+        if not table.storage.list_dir(posixpath.join(root, partition)):
+            raise MetadataPartitionError(
+                f"{table.base_path}: hoodie.properties names metadata table partition {partition!r}, but "
+                f"{posixpath.join(root, partition)} holds no files: the metadata table is not trusted"
+            )
+    kept = KEPT_ON_V6 if table.config.version == 6 else KEPT_ON_ONE_X
+    for partition in partitions:
+        if partition not in kept and not (table.config.version >= 8 and partition.startswith(SECONDARY_INDEX_PREFIX)):
+            raise MetadataPartitionError(
+                f"{table.base_path}: hudi-meta does not keep metadata table partition {partition!r} of a version "
+                f"{table.config.version} table; drop that index to change the table with hudi-meta"
+            )
+    path, defs = _index_definitions(table)
+    column_stats = None
+    if COLUMN_STATS in partitions or PARTITION_STATS in partitions:
+        column_stats = ColumnStatsIndex.from_index_defs(defs)
+        if column_stats is None:
+            raise MetadataPartitionError(
+                f"{table.base_path}: metadata table partition 'column_stats' has no definition in {path}: its "
+                "columns are unknown"
+            )
+    secondary, versions = {}, {}
+    for partition in partitions:
+        if partition.startswith(SECONDARY_INDEX_PREFIX):
+            definition = defs.get("indexDefinitions", {}).get(partition, {})
+            fields = definition.get("sourceFields") or []
+            if len(fields) != 1:
+                raise MetadataPartitionError(
+                    f"{table.base_path}: metadata table partition {partition!r} has no one-column definition in {path}"
+                )
+            secondary[partition] = fields[0]
+            versions[partition] = definition.get("version") or "V1"
+    return MetadataSync(table, partitions, column_stats, secondary, versions)
+
+
+def _index_definitions(table: HudiTable) -> tuple[str, dict[str, Any]]:
+    """The table's index definitions file (`hoodie.table.index.defs.path`) and its content ({} when absent)."""
+    rel = table.config.props.get(INDEX_DEFS_PATH_KEY) or DEFAULT_INDEX_DEFS
+    path = rel if rel.startswith("/") or "://" in rel else posixpath.join(table.base_path, rel)
+    try:
+        return path, json.loads(table.storage.read_bytes(path))
+    except (FileNotFoundError, ValueError):
+        return path, {}
+
+
+def write_client(table: HudiTable, action: Action = Action.DELTA_COMMIT) -> WriteClient:
+    """A WriteClient of `table` that keeps its MDT in step."""
+    sync = metadata_sync(table)
+    if sync is None:
+        return WriteClient(table, action=action)
+    return WriteClient(table, action=action, metadata_writer=sync.commit, metadata_rollback=sync.rollback)
+
+
+def rollback_hook(table: HudiTable) -> Callable[[str, RollbackMetadata], None] | None:
+    """What `rollback_failed_write` calls to keep `table`'s MDT in step (None: the table has no MDT)."""
+    sync = metadata_sync(table)
+    return sync.rollback if sync is not None else None
