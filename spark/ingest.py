@@ -10,6 +10,7 @@ from hudi_meta.spark.session import spark_session
 from pyspark.sql import DataFrame, SparkSession
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.progress import Report, silent
 from hudi_meta.storage import storage_for
 from hudi_meta.table.bucket_index import check_buckets
@@ -37,6 +38,7 @@ class IngestOptions:
     block_format: str = "avro"
     min_event_time_header: bool = False
     spark_master: str = "local[2]"
+    metadata_table: bool = True  # Hudi's default: a new table gets a metadata table (its `files` partition)
 
     def __post_init__(self) -> None:
         """A bucket count no table holds is refused before anything is read or Spark starts."""
@@ -61,12 +63,18 @@ def table_exists(path: str) -> bool:
 
 
 def open_or_create(opts: IngestOptions) -> HudiTable:
-    """The table at `opts.table`, created first (MOR, BUCKET index, named after its folder) when missing."""
+    """The table at `opts.table`, created first (MOR, BUCKET index, named after its folder) when missing, with
+    its metadata table when `opts.metadata_table` (also for a table an earlier `--create` was killed before it
+    had its metadata table and any commit)."""
     if table_exists(opts.table):
-        return HudiTable.open(opts.table)
+        table = HudiTable.open(opts.table)
+        if opts.create and opts.metadata_table and not table.config.metadata_partitions and not table.timeline.instants:
+            create_metadata_table(table)
+            table = HudiTable.open(opts.table)
+        return table
     _, base_path = storage_for(opts.table)
     partitions = [opts.partition_field] if opts.partition_field else []
-    return create_table(
+    table = create_table(
         opts.table,
         os.path.basename(base_path.rstrip("/")) or "table",
         [opts.record_key],
@@ -77,6 +85,10 @@ def open_or_create(opts: IngestOptions) -> HudiTable:
         buckets=opts.buckets,
         version=opts.table_version,
     )
+    if opts.metadata_table:
+        create_metadata_table(table)
+        table = HudiTable.open(opts.table)
+    return table
 
 
 def ingest(opts: IngestOptions, spark: SparkSession | None = None, progress: Report = silent) -> Instant:

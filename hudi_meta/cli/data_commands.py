@@ -62,6 +62,12 @@ def add_commands(sub: Subparsers) -> None:
     )
     BLOCK_FORMAT.add(ingest, "--block-format", "avro", "log block format when creating")
     ingest.add_argument("--min-event-time-header", action="store_true", help="opt in to the MIN_EVENT_TIME header")
+    ingest.add_argument(
+        "--metadata-table",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="when creating: give the table Hudi's metadata table (files partition), as Hudi does by default",
+    )
     ingest.add_argument("--spark-master", type=TEXT, default="local[2]", help="Spark master URL")
 
     generate = add_command(sub, "generate", generate_command, "write a realistic event stream as batch files")
@@ -106,6 +112,7 @@ def ingest_command(args: argparse.Namespace) -> int:
         block_format=args.block_format,
         min_event_time_header=args.min_event_time_header,
         spark_master=args.spark_master,
+        metadata_table=args.metadata_table,
     )
     with terminal_progress() as progress:
         instant = ingest(opts, progress=progress)

@@ -292,15 +292,18 @@ def make_links(table: HudiTable, plan: CompactionPlan, mode: str) -> int:
     return made
 
 
-def link_files(table: HudiTable, plan: CompactionPlan) -> dict[str, dict[str, int]]:
-    """Partition -> link name -> size (its target's) of the plan's links: files of the new slice the commit's
-    write stats do not name, which the metadata table lists like any other."""
+def files_beyond_stats(table: HudiTable, plan: CompactionPlan, instant: str) -> dict[str, dict[str, int]]:
+    """Partition -> name -> size of the files of the new slices the commit's write stats do not name: the links
+    (their targets' sizes) and the carry logs; the metadata table lists them like any other file."""
     out: dict[str, dict[str, int]] = {}
     for op in plan.operations:
         partition = op.partition_path or ""
         directory = posixpath.join(table.base_path, partition) if partition else table.base_path
-        for link in op.symlink_operations:
-            out.setdefault(partition, {})[link.symlink] = table.storage.size(posixpath.join(directory, link.symlink))
+        names = [link.symlink for link in op.symlink_operations] + [carry_log_name(op.file_id, instant)]
+        for name in names:
+            path = posixpath.join(directory, name)
+            if table.storage.exists(path):
+                out.setdefault(partition, {})[name] = table.storage.size(path)
     return out
 
 
@@ -504,7 +507,7 @@ def run_compaction(
     content = metadata.to_bytes(table.config.timeline_layout)
     with table_lock(table.storage, table.meta_path, table.config.props, f"complete compaction {instant}"):
         if (sync := metadata_sync(table)) is not None:
-            sync.commit(instant, metadata, link_files(table, plan))
+            sync.commit(instant, metadata, files_beyond_stats(table, plan, instant))
         completed = writer.complete(Action.COMPACTION, instant, content)
     log.info("compaction %s completed: %d file groups (%s)", instant, len(ops), table.base_path)
     table.reload()

@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import create_table
 
@@ -110,11 +111,12 @@ def create_events_table(
     min_event_time_header: bool = False,
     options: Mapping[str, object] | None = None,
     version: int = 6,
+    metadata_table: bool = False,
 ) -> HudiTable:
     """A MOR table (bucket index, table `version`) for this stream: key `event_id`, ordering and event time `ts`,
-    partitioned by `region`, at a path or URI (with fsspec storage `options`). Every write into it starts a new
-    log file of each slice it touches."""
-    return create_table(
+    partitioned by `region`, at a path or URI (with fsspec storage `options`), with Hudi's metadata table when
+    `metadata_table`. Every write into it starts a new log file of each slice it touches."""
+    table = create_table(
         path,
         "events",
         ["event_id"],
@@ -126,6 +128,10 @@ def create_events_table(
         options=options,
         version=version,
     )
+    if metadata_table:
+        create_metadata_table(table)
+        table = HudiTable.open(table.uri, table.storage.options)
+    return table
 
 
 def write_batches(spec: StreamSpec, output: Path, fmt: str = "jsonl") -> list[Path]:

@@ -85,7 +85,7 @@ def _write(spark: Any, path: str, batches: int, rows: int) -> int:
     from hudi_meta.spark import writer
 
     print(f"1. demo table {path} (MOR, table version {CURRENT_VERSION}, bucket index, event time `ts`)")
-    create_events_table(path, buckets=2, version=CURRENT_VERSION)
+    create_events_table(path, buckets=2, version=CURRENT_VERSION, metadata_table=True)
     watermarks = []
     for batch in generate(StreamSpec(batches=batches, rows_per_batch=rows, late_share=0.15, seed=1)):
         writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(path), "upsert")

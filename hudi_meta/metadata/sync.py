@@ -79,8 +79,8 @@ class MetadataSync:
 
     def commit(self, instant: str, metadata: CommitMetadata, links: Mapping[str, Mapping[str, int]] = {}) -> None:
         """The MDT deltacommit of data-table commit `instant` (a write or a compaction): every written file, plus
-        `links` (partition -> link name -> size: the log files an event-time compaction places in its slice,
-        files on storage like any other, which the commit's write stats do not name)."""
+        `links` (partition -> name -> size: the links and carry logs an event-time compaction places in its
+        slices, files on storage like any other, which the commit's write stats do not name)."""
         self._compact()
         out = records.listing_records(_merged(records.written_files(metadata), links))
         if COLUMN_STATS in self.partitions or PARTITION_STATS in self.partitions:
@@ -244,12 +244,14 @@ def _index_definitions(table: HudiTable) -> tuple[str, dict[str, Any]]:
         return path, {}
 
 
-def write_client(table: HudiTable, action: Action = Action.DELTA_COMMIT) -> WriteClient:
-    """A WriteClient of `table` that keeps its MDT in step."""
+def write_client(table: HudiTable, action: Action = Action.DELTA_COMMIT, instant: str = "") -> WriteClient:
+    """A WriteClient of `table` (at `instant`, "" for a new one) that keeps its MDT in step."""
     sync = metadata_sync(table)
     if sync is None:
-        return WriteClient(table, action=action)
-    return WriteClient(table, action=action, metadata_writer=sync.commit, metadata_rollback=sync.rollback)
+        return WriteClient(table, action=action, instant=instant)
+    return WriteClient(
+        table, action=action, instant=instant, metadata_writer=sync.commit, metadata_rollback=sync.rollback
+    )
 
 
 def rollback_hook(table: HudiTable) -> Callable[[str, RollbackMetadata], None] | None:

@@ -11,6 +11,9 @@ so that a process killed inside its critical section does not stop the table for
 `hoodie.write.lock.wait_time_ms` (60 s, Java's default). A thread that holds the lock and asks for it again (a
 compaction taking a plan back inside its commit section, say) goes on under the lock it holds.
 
+A lock whose holder named this host and a process that no longer runs (killed inside its section) is taken over at
+once rather than after the expiry: the holder is certainly gone (a reused process id only makes us wait).
+
 Taking over an expired lock deletes it and creates it anew: two processes that do this at the same moment may
 both believe they hold it (Java has the same window); it only opens after a holder died inside its section.
 """
@@ -21,6 +24,7 @@ import datetime as dt
 import logging
 import os
 import posixpath
+import re
 import socket
 import threading
 import time
@@ -76,6 +80,11 @@ def table_lock(storage: Storage, meta_path: str, props: Mapping[str, str], what:
             log.warning("taking over the expired table lock %s", path)
             storage.delete(path)
             continue
+        holder = _holder(storage, path)
+        if _holder_is_gone(holder) and _holder(storage, path) == holder:  # read again: narrows the takeover race
+            log.warning("taking over the table lock %s: its holder on this host is gone", path)
+            storage.delete(path)
+            continue
         if time.monotonic() >= deadline:
             raise TableLockTimeoutError(
                 f"{what}: the table lock {path} is held by another process ({_holder(storage, path)}); try again, "
@@ -98,6 +107,20 @@ def _expired(storage: Storage, path: str, expire_ms: int) -> bool:
     except OSError:
         return False  # released meanwhile: the next create takes it
     return now_ms() - written > expire_ms
+
+
+def _holder_is_gone(holder: str) -> bool:
+    """Whether the lock's owner line names a process of this host that is not running."""
+    m = re.search(r" by (\S+):(\d+) at ", holder)
+    if m is None or m.group(1) != socket.gethostname():
+        return False
+    try:
+        os.kill(int(m.group(2)), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, owned by another user
+        return False
+    return False
 
 
 def _holder(storage: Storage, path: str) -> str:

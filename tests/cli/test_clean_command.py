@@ -56,6 +56,7 @@ def test_policy_spellings(trips: Path, store: str) -> None:
 
 
 def metadata_table(tmp_path: Path) -> Path:
+    """A table whose properties name a metadata table that storage does not hold: refused, not trusted."""
     path = tmp_path / "mdt"
     create_table(str(path), "mdt", ["id"], "ts", extra_props={"hoodie.table.metadata.partitions": "files"})
     return path
@@ -82,7 +83,7 @@ def v9(fixture_table: Any, tmp_path: Path) -> Path:
         ("retained for hours", ["{trips}", "--policy", "keep-latest-by-hours", "--retained", "3"], "--hours H"),
         ("not a number", ["{trips}", "--retained", "ten"], "got 'ten'"),
         ("bad property", ["{bad_props}"], "hoodie.clean.commits.retained='many' in hoodie.properties"),
-        ("metadata table", ["{mdt}", "--execute"], "hoodie.metadata.enable=false"),
+        ("metadata table not on storage", ["{mdt}", "--execute"], "names metadata table partition 'files', but"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(

@@ -15,7 +15,9 @@ import pytest
 from hudi import HudiReadOptions
 from hudi import HudiTable as RsTable
 
+from hudi_meta.table.table import HudiTable
 from tests.conftest import table_id, table_zips
+from tests.metadata.helpers import check_readers
 
 TRIPS = next(a for a in table_zips() if table_id(a).endswith("v6_trips_8i3d"))
 LANCE = next(a for a in table_zips() if table_id(a).endswith("v9_trips_lance"))
@@ -223,6 +225,10 @@ def test_quickstart(tmp_path: Path) -> None:
     seconds = int(next(line for line in lines if "the demo took" in line).split()[-2])
     print(f"quickstart: {seconds} s")  # the goal is under 2 minutes on these machines (not asserted: load varies)
     assert (tmp_path / "qs" / "events" / ".hoodie" / "hoodie.properties").exists()
+    # the demo table has Hudi's metadata table, kept in step by every step: it lists what storage holds, and hudi-rs
+    # listing through it reads what hudi-meta reads
+    assert HudiTable.open(str(tmp_path / "qs" / "events")).config.metadata_partitions == ("files",)
+    check_readers(tmp_path / "qs" / "events")
 
 
 def test_a_cli_created_table_with_late_data_gets_links(tmp_path: Path) -> None:
@@ -237,7 +243,8 @@ def test_a_cli_created_table_with_late_data_gets_links(tmp_path: Path) -> None:
         done = run("ingest", table, "--input", str(stream / f"batch-{i:04d}.jsonl"), *args, "region", *extra)
         assert done.returncode == 0, done.stderr
         written.append(done.stdout.split()[2])  # "committed deltacommit <instant> to <table>"
-    assert "hoodie.table.version=9" in (tmp_path / "events" / ".hoodie" / "hoodie.properties").read_text()
+    props = (tmp_path / "events" / ".hoodie" / "hoodie.properties").read_text()
+    assert "hoodie.table.version=9" in props and "hoodie.table.metadata.partitions=files" in props  # Hudi's default
     ts = [
         [json.loads(line)["ts"] for line in (stream / f"batch-{i:04d}.jsonl").read_text().splitlines()] for i in (1, 2)
     ]
@@ -254,3 +261,17 @@ def test_a_cli_created_table_with_late_data_gets_links(tmp_path: Path) -> None:
     assert links and all(third in link["target"] and ".log.2_" in link["link"] for link in links), links
     records = [json.loads(line) for line in run("read", table).stdout.splitlines()]
     assert len(records) == len({r["event_id"] for r in records})  # nothing read twice
+    check_readers(table)  # the compaction's base files and links are in the metadata table: hudi-rs reads them
+    done = run(
+        "ingest",
+        str(tmp_path / "nomdt"),
+        "--input",
+        str(stream / "batch-0000.jsonl"),
+        *args,
+        "region",
+        "--create",
+        "--no-metadata-table",
+    )
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "nomdt" / ".hoodie" / "metadata").exists()
+    assert "metadata.partitions" not in (tmp_path / "nomdt" / ".hoodie" / "hoodie.properties").read_text()

@@ -21,6 +21,7 @@ from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import log_file_name
 from hudi_meta.format.links import LinkMode
+from hudi_meta.metadata.sync import write_client
 from hudi_meta.table.markers import delete_markers
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.write_targets import FileGroupTarget
@@ -101,7 +102,7 @@ class CoreTable:
         return HudiTable.open(self.path)
 
     def begin(self) -> WriteClient:
-        w = WriteClient(self.table)
+        w = write_client(self.table)  # keeps a metadata table, when the table has one, in step
         w.begin()
         return w
 
@@ -206,6 +207,8 @@ def foreign_commit(w: WriteClient) -> None:
     for stat in w.stats:
         metadata.partition_to_write_stats.setdefault(stat.partition_path, []).append(stat)
     layout = w.table.config.timeline_layout
+    if w.metadata_writer is not None:  # a writer with the metadata table on writes it first, as Java's do
+        w.metadata_writer(w.instant, metadata)
     w.table.timeline_writer().complete(w.action, w.instant, metadata.to_bytes(layout))
     delete_markers(w.table.storage, w.table.meta_path, w.instant)
     w.close()

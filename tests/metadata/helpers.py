@@ -25,10 +25,10 @@ from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.writer import follow_data_rollback, write_delta_commit
 from hudi_meta.table.file_group_reader import ReadStats, visible_blocks
 from hudi_meta.table.fs_view import latest_slice_for_snapshot
+from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition, valid_instants
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
-from tests.compaction.core import by_id
 from tests.table.test_metadata_table import storage_listing
 
 
@@ -109,7 +109,15 @@ def expected_listing(table: HudiTable) -> dict[str, dict[str, int]]:
     return {p: f for p, f in out.items() if f}
 
 
-def rs_read(path: str, query: str, metadata: bool = True) -> dict[str, tuple[int, float]]:
+def by_key(table: pa.Table) -> dict[str, tuple[Any, ...]]:
+    """Record key -> the record's data columns (by name), for comparing readers of any table."""
+    if not table.num_columns:
+        return {}
+    columns = sorted(c for c in table.column_names if not c.startswith("_hoodie_"))
+    return {r["_hoodie_record_key"]: tuple(repr(r[c]) for c in columns) for r in table.to_pylist()}
+
+
+def rs_read(path: str, query: str, metadata: bool = True) -> dict[str, tuple[Any, ...]]:
     """hudi-rs's read of the table, listing through the metadata table (`hoodie.metadata.enable`)."""
     from hudi import HudiReadOptions, HudiTableBuilder
 
@@ -118,7 +126,7 @@ def rs_read(path: str, query: str, metadata: bool = True) -> dict[str, tuple[int
         builder = builder.with_hudi_option("hoodie.metadata.enable", "true")
     opts = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
     batches = builder.build().read(HudiReadOptions(hudi_options=opts))
-    return by_id(pa.Table.from_batches(batches)) if batches else {}
+    return by_key(pa.Table.from_batches(batches)) if batches else {}
 
 
 def rs_log_files(path: str) -> set[str]:
@@ -137,7 +145,16 @@ def check_readers(path: Path | str) -> None:
     table = HudiTable.open(str(path))
     listing = read_files_partition(table)
     expected = expected_listing(table)
-    assert {p: dict(f) for p, f in listing.files.items() if f} == expected
+    got = {p: dict(f) for p, f in listing.files.items() if f}
+    if any(i.action == Action.CLEAN for i in table.timeline.pending()):
+        # a clean deletes its files before it completes (Java's order too): until then the MDT lists them; they
+        # are of older slices, which no snapshot or read-optimized read takes
+        for p, files in got.items():
+            for name in set(files) - set(expected.get(p, {})):
+                assert not (Path(table.base_path) / p / name).exists(), (p, name)
+                del files[name]
+        got = {p: f for p, f in got.items() if f}
+    assert got == expected
     # every partition with files is listed; a listed one without files is a partition folder (a version-6
     # rollback of the write that created it lists it, as Java's storage listing does: it has its metadata file)
     assert set(expected) <= set(listing.partitions)
@@ -145,7 +162,7 @@ def check_readers(path: Path | str) -> None:
         assert (Path(table.base_path) / partition / ".hoodie_partition_metadata").is_file(), partition
     if table.config.version >= 8:
         for query in ("snapshot", "ro"):
-            assert rs_read(str(path), query) == by_id(table.read(query)), query
+            assert rs_read(str(path), query) == by_key(table.read(query)), query
         listed = {n for files in listing.files.values() for n in files}
         assert rs_log_files(str(path)) <= listed  # hudi-rs planned from the metadata table's listing
 

@@ -37,6 +37,7 @@ from hudi_meta.table.writer import WriteClient
 from tests.compaction.core import CoreTable, by_id, region_rows
 from tests.conftest import table_zips
 from tests.metadata.helpers import (
+    by_key,
     check_readers,
     commit_hook,
     files_records,
@@ -180,7 +181,8 @@ def test_data_rollback_rolls_the_metadata_table_back(tmp_path: Path, version: in
     write(t, "region=eu", (("b", 3, 3.0),), t.file_id)
     check_readers(t.path)
     if version >= 8:
-        assert rs_read(t.path, "snapshot") == {"a": (1, 1.0), "b": (3, 3.0)}
+        assert by_id(t.table.read()) == {"a": (1, 1.0), "b": (3, 3.0)}
+        assert rs_read(t.path, "snapshot") == by_key(t.table.read())
 
 
 def test_java_fixture_gets_one_more_deltacommit(tmp_path: Path, fixture_table) -> None:  # type: ignore[no-untyped-def]

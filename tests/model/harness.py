@@ -45,6 +45,9 @@ from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
+from hudi_meta.metadata.crash import set_crash_hook as set_mdt_crash_hook
+from hudi_meta.metadata.init import create_metadata_table
+from hudi_meta.metadata.sync import rollback_hook, write_client
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
 from hudi_meta.table.archival import archive_timeline
@@ -53,6 +56,7 @@ from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
 from hudi_meta.table.failed_writes import rollback_failed_write, rollback_failed_writes
 from hudi_meta.table.instant import WRITE_ACTIONS
 from hudi_meta.table.markers import APPEND, create_marker
+from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import COMMIT_TIME_MERGE_STRATEGY as COMMIT_TIME
@@ -61,6 +65,7 @@ from hudi_meta.table.writer import WriteClient, append_to_file_group, create_tab
 from tests.compaction.core import foreign_commit, move_to_archived
 from tests.crashes import Crash, crash_at
 from tests.index.summary_model import summary_drift
+from tests.metadata.helpers import expected_listing
 from tests.model.model import (
     COMMIT_TIME_ORDERING,
     DEFAULT_PAYLOAD,
@@ -130,11 +135,13 @@ def read_rows(table: pa.Table) -> set[Row]:
 
 
 def hudi_rs_rows(path: str, query: str) -> set[Row]:
-    from hudi import HudiReadOptions
-    from hudi import HudiTable as RsTable
+    from hudi import HudiReadOptions, HudiTableBuilder
 
     opts = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
-    batches = RsTable(path).read(HudiReadOptions(hudi_options=opts))
+    builder = HudiTableBuilder.from_base_uri(path)
+    if HudiTable.open(path).config.metadata_partitions:  # hudi-rs lists through the metadata table
+        builder = builder.with_hudi_option("hoodie.metadata.enable", "true")
+    batches = builder.build().read(HudiReadOptions(hudi_options=opts))
     return read_rows(pa.Table.from_batches(batches)) if batches else set()
 
 
@@ -174,6 +181,7 @@ class ModelTable:
     # False: hoodie.properties names no event-time field; the index is given it (`index --event-time-field ts`)
     field_in_properties: bool = True
     version: int = 6  # the Hudi table version (6: timeline layout 1; 8 and 9: Hudi 1.x, layout 2)
+    metadata_table: bool = False  # the table has Hudi's metadata table (files partition), kept by every step
 
     def __post_init__(self) -> None:
         self.model = TableModel(self._merge_rule())
@@ -189,6 +197,8 @@ class ModelTable:
             extra_props={"hoodie.compaction.payload.class": self.payload, **HEARTBEAT_PROPS, **self._merge_props()},
             version=self.version,
         )
+        if self.metadata_table:
+            create_metadata_table(self.table)
         self.engine = new_engine(self.root, "store.db")
         if not self.field_in_properties:
             Indexer(self.engine, self.table).run("ts")
@@ -224,7 +234,7 @@ class ModelTable:
 
     def bootstrap(self, ops: Sequence[Op]) -> str:
         """The first write: a base file for every (partition, bucket)."""
-        w = WriteClient(self.table)
+        w = write_client(self.table)
         with w:
             w.begin()
             for (partition, bucket), group in sorted(self._route(ops).items()):
@@ -264,7 +274,7 @@ class ModelTable:
         return Version(o.key, partition, instant, ordering, o.amount)
 
     def begin(self) -> WriteClient:
-        w = WriteClient(self.table)
+        w = write_client(self.table)
         w.begin()
         return w
 
@@ -325,7 +335,7 @@ class ModelTable:
     def open_stale_writer(self, ops: Sequence[Op], block_format: str = "avro") -> None:
         """A writer that opens the table and plans its files now, then begins, writes and commits in a later step
         (issue 25, defect 3): a plan written in between took its slices, and its commit rolls it back."""
-        w = WriteClient(self.table)
+        w = write_client(self.table)
         w.targets()
         self.stale = (w, list(ops), block_format)
         self.log.append(f"stale writer planned {block_format} {list(ops)}")
@@ -362,7 +372,7 @@ class ModelTable:
             if requested in {i.requested_time for i in self.table.timeline.instants}:
                 self.log.append(f"foreign write before {self.pending.instant}: no free instant time, not tried")
                 return
-            w = WriteClient(self.table, instant=requested)
+            w = write_client(self.table, instant=requested)
             w.begin()
         else:
             w = self.begin()
@@ -419,10 +429,11 @@ class ModelTable:
 
     def roll_back_failed(self) -> None:
         """An operator rolls back the dead writes (force: their writer is known gone); live writers stay."""
-        rollback_failed_writes(self.table)  # heartbeats of live writers are fresh: nothing of theirs is touched
+        hook = rollback_hook(self.table)
+        rollback_failed_writes(self.table, metadata_writer=hook)  # live writers' heartbeats are fresh: left alone
         for instant in self.failed:
             if self.table.timeline.instant(instant) is not None and not self.table.timeline.is_completed(instant):
-                rollback_failed_write(self.table, instant, force=True, dry_run=False)
+                rollback_failed_write(self.table, instant, force=True, dry_run=False, metadata_writer=hook)
             self.model.roll_back(instant)
         self.log.append(f"roll back {self.failed}")
         self.failed = []
@@ -448,8 +459,13 @@ class ModelTable:
         """Run (or resume) the pending compaction, killed at the `nth` (from 0) visit of `kill_at` when given."""
         assert self.pending is not None
         before = read_rows(self.table.read("snapshot"))
+        # "mdt:<step>": a step of the metadata table's writer (its deltacommit of the compaction, "after-complete":
+        # done, with the data commit not)
+        hook, step = (
+            (set_mdt_crash_hook, kill_at[4:]) if kill_at and kill_at.startswith("mdt:") else (set_crash_hook, kill_at)
+        )
         try:
-            with crash_at(set_crash_hook, kill_at, after=nth + 1) if kill_at else nullcontext():
+            with crash_at(hook, step, after=nth + 1) if step else nullcontext():
                 self.runner(self.table, self.pending.instant)
         except Crash:
             self.pending.crashed = True
@@ -829,6 +845,11 @@ class ModelTable:
             expected |= {PLAN_SLICE_CHANGED, PLAN_ORDER_BROKEN}
         findings = [f for f in check_files(self.table) if f.kind not in expected]
         assert not findings, "check found: " + "; ".join(f.line() for f in findings[:5])
+        if self.metadata_table:  # the metadata table lists exactly the committed files on storage
+            table = self.table
+            listing = read_files_partition(table)
+            got = {p: dict(f) for p, f in listing.files.items() if f}
+            assert got == expected_listing(table), f"metadata table listing: {_diff(got, expected_listing(table))}"
 
     def check_reads(self, pick: Callable[[int], int]) -> None:
         table = self.table

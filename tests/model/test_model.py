@@ -67,6 +67,8 @@ ops = st.one_of(
     st.lists(st.one_of(upsert, ordered_delete), min_size=1, max_size=6, unique_by=lambda o: o.key),
 )
 block_formats = st.sampled_from(["avro", "parquet"])
+# where a run is killed: a step of the compaction, or of the metadata table's deltacommit of it (tables with one)
+KILL_POINTS = (*CRASH_POINTS, "mdt:after-log-file", "mdt:before-complete", "mdt:after-complete")
 FIRST_OF_GROUP = sorted({(partition_of(k), bucket_of(k)): k for k in reversed(KEYS)}.values())
 
 
@@ -82,6 +84,7 @@ class ModelMachine(RuleBasedStateMachine):
 
     @initialize(
         version=st.sampled_from(VERSIONS),
+        metadata_table=st.booleans(),
         payload=st.sampled_from(PAYLOADS),
         field_in_properties=st.booleans(),
         extra=st.lists(st.builds(Op, st.sampled_from(KEYS), seconds, amounts), max_size=6, unique_by=lambda o: o.key),
@@ -92,6 +95,7 @@ class ModelMachine(RuleBasedStateMachine):
     def bootstrap(
         self,
         version: int,
+        metadata_table: bool,
         payload: str,
         field_in_properties: bool,
         extra: list[Op],
@@ -101,7 +105,12 @@ class ModelMachine(RuleBasedStateMachine):
     ) -> None:
         """A table with base files and (mostly) a few log files already, so that compactions have work early."""
         self.t = ModelTable(
-            self.root, payload, runner=type(self).runner, field_in_properties=field_in_properties, version=version
+            self.root,
+            payload,
+            runner=type(self).runner,
+            field_in_properties=field_in_properties,
+            version=version,
+            metadata_table=metadata_table and version >= 8,  # version 6: docs/metadata-table.md section 7
         )
         self.rnd = rnd
         first = [Op(k, s, 1.0) for k, s in zip(FIRST_OF_GROUP, first_seconds, strict=True)]
@@ -196,7 +205,7 @@ class ModelMachine(RuleBasedStateMachine):
         return True
 
     @precondition(lambda self: self.table.pending is not None)
-    @rule(crash=st.one_of(st.none(), st.sampled_from(CRASH_POINTS)), nth=st.integers(0, 2))
+    @rule(crash=st.one_of(st.none(), st.sampled_from(KILL_POINTS)), nth=st.integers(0, 2))
     def run(self, crash: str | None, nth: int) -> None:
         self.table.run(crash, nth)
 

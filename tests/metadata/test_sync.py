@@ -1,0 +1,109 @@
+"""hudi-meta's commands on a table with a metadata table, killed with SIGKILL inside the metadata table's part of
+their commit, as a user would meet it: `compaction run`, `clean` and `rollback` each write the MDT deltacommit (or
+the MDT rollback) first and complete the data-table instant after it (docs/metadata-table.md section 7).
+
+Rule (the design's crash contract): after a kill at any step, nothing a reader believes changed (our reads and
+hudi-rs's, which lists through the MDT, equal the reads before the command; the MDT lists exactly the committed
+files on storage), and running the same command again finishes it, after which the same holds with the command's
+effect in place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hudi_meta.metadata.crash import CRASH_AT_ENV
+from hudi_meta.metadata.init import create_metadata_table
+from hudi_meta.table.instant import Action
+from hudi_meta.table.table import HudiTable
+from tests.cli.helpers import cli
+from tests.compaction.core import T0, CoreTable, region_rows
+from tests.metadata.helpers import by_key, check_readers, rs_read
+
+KILLED = -9
+
+
+def _table(path: Path, version: int) -> CoreTable:
+    """A table with its MDT, a base file and two log files (event times 10 s and 50 s after T0)."""
+    t = CoreTable(path, version=version)
+    create_metadata_table(t.table)
+    t.write(region_rows("eu", ("a", 1, 1.0), ("b", 2, 2.0)))
+    t.write(region_rows("eu", ("a", 10, 3.0)))
+    t.write(region_rows("eu", ("b", 50, 4.0)))
+    return t
+
+
+def _reads(path: str) -> dict[str, object]:
+    table = HudiTable.open(path)
+    out: dict[str, object] = {q: by_key(table.read(q)) for q in ("snapshot", "ro")}
+    if table.config.version >= 8:  # hudi-rs reads no version-6 metadata table
+        out.update({f"rs-{q}": rs_read(path, q) for q in ("snapshot", "ro")})
+    return out
+
+
+def _killed_then_finished(t: CoreTable, db: str, step: str, *command: str, undone_first: bool = False) -> None:
+    """`command` killed at MDT step `step`: reads unchanged, MDT listing = storage; run again: it finishes.
+    `undone_first`: a rollback of a completed compaction, which takes the compaction's commit away first (its
+    effect is what readers see from then on: the reads after the kill are those after the rollback)."""
+    before = _reads(t.path)
+    killed = cli("--db", db, *command, env={CRASH_AT_ENV: step})
+    assert killed.returncode == KILLED, (step, killed.stdout, killed.stderr)
+    at_kill = _reads(t.path)
+    if not undone_first:
+        assert at_kill == before, step
+    check_readers(t.path)
+    done = cli("--db", db, *command)
+    assert done.returncode == 0, done.stderr
+    check_readers(t.path)
+    if undone_first:
+        assert at_kill == _reads(t.path), step
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    assert cli("--db", db, "init-db").returncode == 0
+    return db
+
+
+@pytest.mark.parametrize(
+    ("version", "step"),
+    [
+        (9, "after-requested"),
+        (9, "after-log-file"),
+        (9, "before-complete"),
+        (9, "after-complete"),
+        (6, "after-complete"),
+    ],
+)
+def test_compaction_killed_inside_its_metadata_deltacommit(tmp_path: Path, store: str, version: int, step: str) -> None:
+    t = _table(tmp_path / "t", version)
+    threshold = str(T0 + 30_000)  # a's update is merged, b's stays a link
+    scheduled = cli("--db", store, "compaction", "schedule", t.path, "--threshold", threshold, "--json")
+    assert scheduled.returncode == 0, scheduled.stderr
+    _killed_then_finished(t, store, step, "compaction", "run", t.path, "--engine", "local")
+    table = t.table
+    assert [i.action for i in table.timeline.completed()][-1] == Action.COMMIT
+    assert by_key(table.read("ro"))["a"] != by_key(table.read("snapshot"))["b"]  # RO holds a's update, not b's
+    mdt = HudiTable.open(str(Path(t.path) / ".hoodie" / "metadata"))
+    assert mdt.timeline.is_completed(table.timeline.completed()[-1].requested_time)
+
+
+def test_clean_and_rollback_killed_inside_the_metadata_table(tmp_path: Path, store: str) -> None:
+    t = _table(tmp_path / "t", 9)
+    for i in range(2):  # two full compactions: the first one's slice is cleanable once the second is rolled back
+        if i:
+            t.write(region_rows("eu", ("c", 55, 4.5)))
+        assert cli("--db", store, "compaction", "schedule", t.path, "--strategy", "unbounded").returncode == 0
+        assert cli("--db", store, "compaction", "run", t.path, "--engine", "local").returncode == 0
+    last = [i for i in t.table.timeline.completed() if i.action == Action.COMMIT][-1].requested_time
+    rollback = ("rollback", t.path, last, "--completed-compaction", "--execute")
+    _killed_then_finished(t, store, "rollback-after-unpublish", *rollback, undone_first=True)
+    assert t.table.timeline.instant(last) is None
+    t.write(region_rows("eu", ("c", 60, 5.0)))
+    clean = ("clean", t.path, "--policy", "keep-latest-file-versions", "--retained", "1", "--execute")
+    _killed_then_finished(t, store, "after-complete", *clean)
+    cleans = [i for i in t.table.timeline.completed() if i.action == Action.CLEAN]
+    assert cleans, "the clean completed"
