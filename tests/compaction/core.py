@@ -26,6 +26,7 @@ from hudi_meta.table.markers import delete_markers
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.write_targets import FileGroupTarget
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
+from tests.hudi_rs import rs_read_table
 
 COLUMNS = ["id", "ts", "region", "amount"]
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
@@ -145,11 +146,7 @@ def by_id(table: pa.Table) -> dict[str, tuple[int, float]]:
 
 
 def hudi_rs_read(path: str, query: str) -> dict[str, tuple[int, float]]:
-    from hudi import HudiReadOptions
-    from hudi import HudiTable as RsTable
-
-    opts = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
-    return by_id(pa.Table.from_batches(RsTable(path).read(HudiReadOptions(hudi_options=opts))))
+    return by_id(rs_read_table(path, query))
 
 
 def region_rows(region: str, *records: tuple[str, int, float]) -> pa.Table:

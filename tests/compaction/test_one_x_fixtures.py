@@ -24,7 +24,6 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hudi import HudiReadOptions, HudiTableBuilder
 from sqlalchemy import Engine
 
 from hudi_meta.check.files import check_files
@@ -48,6 +47,7 @@ from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable, Query
 from tests.conftest import table_zips
+from tests.hudi_rs import rs_read_table
 from tests.metadata.helpers import expected_listing, mdt_partition, record_index_file_id
 
 EVENT_TIME = "txn_ts"
@@ -69,12 +69,8 @@ def file_id_of(file_name: str) -> str:
 
 def rs_rows(path: Path, query: str) -> Rows:
     """hudi-rs's read; it lists through the metadata table when the table has one."""
-    options = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
-    builder = HudiTableBuilder.from_base_uri(str(path))
-    if HudiTable.open(str(path)).config.metadata_partitions:
-        builder = builder.with_hudi_option("hoodie.metadata.enable", "true")
-    batches = list(builder.build().read(HudiReadOptions(hudi_options=options)))
-    return rows(pa.Table.from_batches(batches)) if batches else []
+    read = rs_read_table(str(path), query)
+    return rows(read) if read.num_columns else []
 
 
 class JavaTable:

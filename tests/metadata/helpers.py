@@ -29,6 +29,7 @@ from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition, valid_instants
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
+from tests.hudi_rs import rs_read_table
 from tests.table.test_metadata_table import storage_listing
 
 
@@ -119,14 +120,7 @@ def by_key(table: pa.Table) -> dict[str, tuple[Any, ...]]:
 
 def rs_read(path: str, query: str, metadata: bool = True) -> dict[str, tuple[Any, ...]]:
     """hudi-rs's read of the table, listing through the metadata table (`hoodie.metadata.enable`)."""
-    from hudi import HudiReadOptions, HudiTableBuilder
-
-    builder = HudiTableBuilder.from_base_uri(path)
-    if metadata:
-        builder = builder.with_hudi_option("hoodie.metadata.enable", "true")
-    opts = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
-    batches = builder.build().read(HudiReadOptions(hudi_options=opts))
-    return by_key(pa.Table.from_batches(batches)) if batches else {}
+    return by_key(rs_read_table(path, query, metadata))
 
 
 def rs_log_files(path: str) -> set[str]:

@@ -64,6 +64,7 @@ from hudi_meta.table.writer import EVENT_TIME_MERGE_STRATEGY as EVENT_TIME
 from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
 from tests.compaction.core import foreign_commit, move_to_archived
 from tests.crashes import Crash, crash_at
+from tests.hudi_rs import rs_read_table
 from tests.index.summary_model import summary_drift
 from tests.metadata.helpers import expected_listing
 from tests.model.model import (
@@ -135,14 +136,8 @@ def read_rows(table: pa.Table) -> set[Row]:
 
 
 def hudi_rs_rows(path: str, query: str) -> set[Row]:
-    from hudi import HudiReadOptions, HudiTableBuilder
-
-    opts = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
-    builder = HudiTableBuilder.from_base_uri(path)
-    if HudiTable.open(path).config.metadata_partitions:  # hudi-rs lists through the metadata table
-        builder = builder.with_hudi_option("hoodie.metadata.enable", "true")
-    batches = builder.build().read(HudiReadOptions(hudi_options=opts))
-    return read_rows(pa.Table.from_batches(batches)) if batches else set()
+    read = rs_read_table(path, query)  # through the metadata table when the table has one
+    return read_rows(read) if read.num_columns else set()
 
 
 @dataclass

@@ -16,9 +16,11 @@ from typing import TypeVar
 
 import pyarrow as pa
 
+from hudi_meta.metadata.init import create_metadata_table
+from hudi_meta.metadata.sync import write_client
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
 from tests.compaction.core import create_core_table
+from tests.hudi_rs import rs_read_table
 
 T = TypeVar("T")
 HOUR_MS = 3_600_000
@@ -30,10 +32,20 @@ class Groups:
     """A MOR table (table `version` 6, 8 or 9) with `n` file groups (partitions region=r00..), a model of its
     snapshot (key -> ts, amount), and every write one log file per file group (the first, base files)."""
 
-    def __init__(self, path: Path, n: int, name: str, props: dict[str, str] | None = None, version: int = 6) -> None:
+    def __init__(
+        self,
+        path: Path,
+        n: int,
+        name: str,
+        props: dict[str, str] | None = None,
+        version: int = 6,
+        metadata_table: bool = False,
+    ) -> None:
         self.path = str(path)
         self.n = n
         create_core_table(self.path, name, props=props, version=version)
+        if metadata_table:
+            create_metadata_table(HudiTable.open(self.path))
         self.file_ids: dict[str, str] = {}
         self.model: dict[str, tuple[int, float]] = {}
         self.writes = 0
@@ -43,7 +55,7 @@ class Groups:
         time now - `ago_ms`; the instant."""
         self.writes += 1
         ts = NOW_MS - ago_ms
-        w = WriteClient(HudiTable.open(self.path))
+        w = write_client(HudiTable.open(self.path))
         w.begin()
         for i in range(self.n):
             region = f"r{i:02d}"
@@ -79,11 +91,7 @@ def by_id(table: pa.Table) -> dict[str, tuple[int, float]]:
 
 
 def hudi_rs(path: str, query: str = "snapshot") -> dict[str, tuple[int, float]]:
-    from hudi import HudiReadOptions
-    from hudi import HudiTable as RsTable
-
-    opts = {"hoodie.read.use.read_optimized.mode": "true"} if query == "ro" else {}
-    return by_id(pa.Table.from_batches(RsTable(path).read(HudiReadOptions(hudi_options=opts))))
+    return by_id(rs_read_table(path, query))  # through the metadata table when the table has one
 
 
 class Served:

@@ -29,6 +29,7 @@ from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient, create_table
 from tests.conftest import S3Server
 from tests.index.conftest import pg_database
+from tests.metadata.helpers import check_readers
 from tests.service.helpers import HOUR_MS, MINUTE_MS, NOW_MS, Groups, Served, hudi_rs, wait_for
 
 
@@ -70,6 +71,8 @@ def assert_reads(t: Groups) -> None:
     assert hudi_rs(t.path, "snapshot") == t.model
     ro = t.read("ro")
     assert hudi_rs(t.path, "ro") == ro
+    if HudiTable.open(t.path).config.metadata_partitions:
+        check_readers(t.path)  # the metadata table lists what storage holds
 
 
 def get(url: str) -> str:
@@ -80,8 +83,9 @@ def get(url: str) -> str:
 def test_serve_keeps_two_tables_compacted_cleaned_and_synced(tmp_path: Path, metastore_uri: str) -> None:
     store = f"sqlite:///{tmp_path / 'store.db'}"
     # Hudi 1.x tables (the versions 1.1 and 1.0 write); the PostgreSQL and S3 tests below serve version 6
-    a = Groups(tmp_path / "a", 40, "svc_a", version=9)  # many file groups: a compaction long enough to stop in it
-    b = Groups(tmp_path / "b", 3, "svc_b", version=8)
+    # with Hudi's metadata table (Hudi's default), kept by every step: hudi-rs lists through it
+    a = Groups(tmp_path / "a", 40, "svc_a", version=9, metadata_table=True)  # a compaction long enough to stop in it
+    b = Groups(tmp_path / "b", 3, "svc_b", version=8, metadata_table=True)
     for t in (a, b):
         t.batch(5 * HOUR_MS)
         t.batch(4 * HOUR_MS)
