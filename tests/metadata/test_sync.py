@@ -91,8 +91,18 @@ def test_compaction_killed_inside_its_metadata_deltacommit(tmp_path: Path, store
     assert mdt.timeline.is_completed(table.timeline.completed()[-1].requested_time)
 
 
-def test_clean_and_rollback_killed_inside_the_metadata_table(tmp_path: Path, store: str) -> None:
-    t = _table(tmp_path / "t", 9)
+@pytest.mark.parametrize("version", [6, 9])
+def test_unschedule_clean_and_rollback_with_the_metadata_table(tmp_path: Path, store: str, version: int) -> None:
+    """A plan taken back before it ran changes nothing the MDT lists; a completed compaction rolled back and a
+    clean, each killed inside their MDT step, then finished."""
+    t = _table(tmp_path / "t", version)
+    assert cli("--db", store, "compaction", "schedule", t.path, "--strategy", "unbounded").returncode == 0
+    before = _reads(t.path)
+    plan = t.table.timeline.pending_compactions()[0].requested_time
+    unscheduled = cli("--db", store, "compaction", "unschedule", t.path, plan, "--execute")
+    assert unscheduled.returncode == 0, unscheduled.stderr
+    assert _reads(t.path) == before
+    check_readers(t.path)
     for i in range(2):  # two full compactions: the first one's slice is cleanable once the second is rolled back
         if i:
             t.write(region_rows("eu", ("c", 55, 4.5)))
@@ -100,7 +110,8 @@ def test_clean_and_rollback_killed_inside_the_metadata_table(tmp_path: Path, sto
         assert cli("--db", store, "compaction", "run", t.path, "--engine", "local").returncode == 0
     last = [i for i in t.table.timeline.completed() if i.action == Action.COMMIT][-1].requested_time
     rollback = ("rollback", t.path, last, "--completed-compaction", "--execute")
-    _killed_then_finished(t, store, "rollback-after-unpublish", *rollback, undone_first=True)
+    step = "rollback-after-files" if version == 6 else "rollback-after-unpublish"
+    _killed_then_finished(t, store, step, *rollback, undone_first=True)
     assert t.table.timeline.instant(last) is None
     t.write(region_rows("eu", ("c", 60, 5.0)))
     clean = ("clean", t.path, "--policy", "keep-latest-file-versions", "--retained", "1", "--execute")
