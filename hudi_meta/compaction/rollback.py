@@ -23,7 +23,6 @@ from hudi_meta.compaction.undo import (
     execute_undo,
     instant_path,
     plan_undo,
-    refuse_moves_under_metadata_table,
     refuse_pending_writes,
     step_done,
 )
@@ -47,12 +46,16 @@ from hudi_meta.table.table import HudiTable
 log = logging.getLogger(__name__)
 
 
-def rollback_compaction(table: HudiTable, target: str, completed: bool = False, dry_run: bool = True) -> RollbackReport:
+def rollback_compaction(
+    table: HudiTable, target: str, completed: bool = False, dry_run: bool = True, never_ran: bool = False
+) -> RollbackReport:
     """Roll back compaction `target` (inflight, or completed when `completed`): see the module doc.
 
     Refused, with nothing written: an unknown instant, one that is not a compaction, a plan that never ran
     (`compaction unschedule` takes it back), a completed compaction without `completed`, a pending write, and a
-    completed compaction whose rollback would lose or change records (`check_rollback_of_completed`)."""
+    completed compaction whose rollback would lose or change records (`check_rollback_of_completed`).
+    `never_ran`: a plan that never ran is rolled back too (unschedule's way on a version-6 table with a metadata
+    table when log files move: the rollback instant is what the metadata table records the renames at)."""
     check_compactable(table)
     tl = table.timeline
     existing = pending_rollback_of(table, target)
@@ -62,7 +65,7 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
             raise HudiMetaError(f"no instant {target} on {table.base_path}")
         if not tl.is_compaction(target):
             raise HudiMetaError(f"{target} is a {state.action}, not a compaction")
-        if state.state == State.REQUESTED:
+        if state.state == State.REQUESTED and not never_ran:
             raise HudiMetaError(
                 f"compaction {target} is only requested (it never ran): take it back with "
                 f"`hudi-meta compaction unschedule {table.base_path} {target}`"
@@ -81,7 +84,6 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
     if sync is not None and existing is None:
         sync.refuse_rollback(target)
     steps = plan_undo(table, plan, target)
-    refuse_moves_under_metadata_table(table, steps)
     rollback_time = existing.requested_time if existing else table.new_instant_time()
     if existing is not None:
         rollback_plan = RollbackPlan.from_bytes(tl.requested_bytes(rollback_time, Action.ROLLBACK))
@@ -120,7 +122,13 @@ def rollback_compaction(table: HudiTable, target: str, completed: bool = False, 
     metadata = RollbackMetadata.of_one(rollback_time, int((time.monotonic() - started) * 1000), info, per_partition)
     with table_lock(table.storage, table.meta_path, table.config.props, f"complete rollback {rollback_time}"):
         if sync is not None:
-            sync.rollback(rollback_time, metadata)
+            # where log files may have moved: the plan's partitions (every partition once the plan is gone)
+            moved_in = (
+                {op.partition_path or "" for op in plan.operations}
+                if plan is not None
+                else {rel for rel, _ in table.partition_folders()}
+            )
+            sync.rollback(rollback_time, metadata, moved_in)
         writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
     log.info(
         "rollback %s of %s compaction %s completed: %d files deleted (%s)",

@@ -338,18 +338,6 @@ class UndoSteps:
         return out
 
 
-def refuse_moves_under_metadata_table(table: HudiTable, steps: UndoSteps) -> None:
-    """Refuse, before anything is written, to rename log files of a table with a metadata table: a rename is
-    recorded by no instant (only version 6 renames: 1.x log files are named by their writes, docs/hudi-1x.md)."""
-    if steps.moves and table.config.metadata_partitions:
-        first = steps.moves[0]
-        raise HudiMetaError(
-            f"taking compaction {steps.instant} back would rename {len(steps.moves)} log files writers appended into "
-            f"its slices ({rel(first.partition, first.source)} first), and the metadata table of a version-6 table "
-            "cannot record a rename: let the compaction run instead"
-        )
-
-
 def plan_undo(table: HudiTable, plan: CompactionPlan | None, instant: str) -> UndoSteps:
     """The steps that take compaction `instant` back (`plan` None: its plan is already gone)."""
     storage = table.storage

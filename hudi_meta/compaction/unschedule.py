@@ -5,7 +5,9 @@ move back into the slices the plan compacts (`compaction.undo`), then the plan's
 no rollback instant (Java's `unscheduleCompactionPlan` deletes the requested file the same way). A plan that
 ran in part (inflight, or a rollback of it that was interrupted) is rolled back (`table.failed_writes`): the same
 steps plus the files the run wrote, recorded by a rollback instant. A completed compaction is refused: it is
-rolled back only explicitly (`hudi-meta rollback TABLE INSTANT --completed-compaction`).
+rolled back only explicitly (`hudi-meta rollback TABLE INSTANT --completed-compaction`). On a version-6 table with a
+metadata table, a requested plan whose take-back renames log files is rolled back too: the rollback instant is
+where the metadata table records the renames (docs/metadata-table.md section 7.2.1).
 
 Afterwards the table reads as it did before the plan (same records, in the same merge order), and a new
 `compaction schedule` plans its file groups again. Writers must be stopped while it runs (see
@@ -22,7 +24,6 @@ from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.undo import (
     execute_undo,
     plan_undo,
-    refuse_moves_under_metadata_table,
     refuse_pending_writes,
 )
 from hudi_meta.errors import HudiMetaError
@@ -58,17 +59,24 @@ def unschedule_compaction(table: HudiTable, instant: str, dry_run: bool = True) 
                 f"compaction {instant} is completed: unschedule takes back pending plans only; roll it back with "
                 f"`hudi-meta rollback {table.base_path} {instant} --completed-compaction`"
             )
-        if state.state == State.REQUESTED:
+        if state.state == State.REQUESTED and not _renames_under_metadata_table(table, instant):
             return _unschedule_requested(table, instant, dry_run)
-    rollback = rollback_compaction(table, instant, dry_run=dry_run)
+    rollback = rollback_compaction(table, instant, dry_run=dry_run, never_ran=True)
     return UnscheduleReport(instant, dry_run, rollback.instant, rollback.actions)
+
+
+def _renames_under_metadata_table(table: HudiTable, instant: str) -> bool:
+    """Whether taking requested plan `instant` back renames log files on a table with a metadata table: then it
+    is rolled back instead, so that a rollback instant records the renames there (only version 6 renames)."""
+    if not table.config.metadata_partitions or table.config.version != 6:
+        return False
+    return bool(plan_undo(table, table.compaction_plan(instant), instant).moves)
 
 
 def _unschedule_requested(table: HudiTable, instant: str, dry_run: bool) -> UnscheduleReport:
     refuse_pending_writes(table, f"unscheduling compaction {instant}")
     plan = table.compaction_plan(instant)
     steps = plan_undo(table, plan, instant)
-    refuse_moves_under_metadata_table(table, steps)
     report = UnscheduleReport(instant, dry_run)
     if dry_run:
         report.actions = steps.actions()

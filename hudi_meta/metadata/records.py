@@ -121,20 +121,27 @@ def clean_files_records(clean: CleanMetadata) -> list[MetadataRecord]:
     return ([_partition_list(dropped, True)] if dropped else []) + records
 
 
-def rollback_files_records(rollback: RollbackMetadata, table_version: int) -> list[MetadataRecord]:
+def rollback_files_records(
+    rollback: RollbackMetadata, table_version: int, renamed: Mapping[str, Mapping[str, int | None]] | None = None
+) -> list[MetadataRecord]:
     """A rollback. Table versions 8 and 9 write none: the metadata table rolls back its own deltacommit of the
     rolled-back instant instead. Version 6 (UNVERIFIED, no fixture) lists the rollback's log files and the failed
-    commit's log files as present and its deleted files as tombstones (`processRollbackMetadata`)."""
+    commit's log files as present and its deleted files as tombstones (`processRollbackMetadata`); and, hudi-meta's
+    own, `renamed` (partition -> file name -> size, None for gone): the log files a compaction's rollback moved
+    back into the slice before it, under their new names."""
     if table_version >= 8:
         return []
-    records = []
+    changes: dict[str, dict[str, dict[str, Any]]] = {}
     for partition, meta in rollback.partition_metadata.items():
-        files = {file_name(p): _file_info(0, True) for p in meta.success_delete_files}
+        files = changes.setdefault(partition, {})
+        files.update({file_name(p): _file_info(0, True) for p in meta.success_delete_files})
         for path, size in {**meta.log_files_from_failed_commit, **meta.rollback_log_files}.items():
             files[file_name(path)] = _file_info(size, False)
-        if files:
-            records.append(_file_list(partition, files))
-    return ([_partition_list(rollback.partition_metadata, False)] if records else []) + records
+    for partition, names in (renamed or {}).items():
+        files = changes.setdefault(partition, {})
+        files.update({n: _file_info(0, True) if s is None else _file_info(s, False) for n, s in names.items()})
+    records = [_file_list(p, files) for p, files in changes.items() if files]
+    return ([_partition_list([p for p, f in changes.items() if f], False)] if records else []) + records
 
 
 # ---- column_stats and partition_stats ------------------------------------------------------------------------

@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import logging
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.format.commit_metadata import CommitMetadata
+from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CleanMetadata, RollbackMetadata
 from hudi_meta.metadata import records
 from hudi_meta.metadata.column_ranges import file_ranges
@@ -49,6 +51,7 @@ from hudi_meta.metadata.written_files import (
     write_changes,
 )
 from hudi_meta.table.instant import Action
+from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 
@@ -105,11 +108,13 @@ class MetadataSync:
             out += records.clean_bloom_filter_records(metadata, instant)
         self._write(instant, out)
 
-    def rollback(self, rollback_time: str, metadata: RollbackMetadata) -> None:
+    def rollback(self, rollback_time: str, metadata: RollbackMetadata, moved_in: Iterable[str] = ()) -> None:
         """Bring the MDT in step with data-table rollback `rollback_time` of one instant: the MDT's deltacommit
-        of that instant is rolled back (and on version 6 the rollback's own files are listed first)."""
+        of that instant is rolled back (and on version 6 the rollback's own files are listed first). `moved_in`:
+        the partitions where a compaction's rollback moved log files back (version 6 only)."""
         target = metadata.commits_rollback[0]
-        derived = records.rollback_files_records(metadata, self.table.config.version)
+        renamed = self._renamed_log_files(moved_in) if self.table.config.version == 6 else None
+        derived = records.rollback_files_records(metadata, self.table.config.version, renamed)
         follow_data_rollback(self.table, target, rollback_time, derived)
 
     def refuse_rollback(self, target: str) -> None:
@@ -121,6 +126,27 @@ class MetadataSync:
             refuse_compacted(mdt, instant)
 
     # ---- parts -------------------------------------------------------------------------------------------
+
+    def _renamed_log_files(self, partitions: Iterable[str]) -> dict[str, dict[str, int | None]]:
+        """Partition -> log file name -> size (None: gone) of what a rename changed, found by comparing the MDT's
+        listing with storage (so a rollback killed after its moves, whose journal is gone, is still recorded):
+        listed log files storage no longer holds, and unlisted ones that hold a block of a committed write."""
+        listing = read_files_partition(self.table)
+        inputs = self.table.view_inputs()
+        storage, out = self.table.storage, {}
+        for partition in sorted(set(partitions)):
+            listed = listing.files.get(partition, {})
+            folder = posixpath.join(self.table.base_path, partition) if partition else self.table.base_path
+            logs = {i.name: i for i in storage.list_dir(folder) if LogFileName.try_parse(i.name) is not None}
+            changes: dict[str, int | None] = {n: None for n in listed if LogFileName.try_parse(n) and n not in logs}
+            for name, info in logs.items():
+                if name not in listed and any(
+                    inputs.is_committed(b.instant_time) for b in read_blocks(storage, info.path) if b.instant_time
+                ):
+                    changes[name] = info.size
+            if changes:
+                out[partition] = changes
+        return out
 
     def _compact(self) -> None:
         if self.partitions == (FILES,):

@@ -4,6 +4,7 @@ every test runs after each step."""
 
 from __future__ import annotations
 
+import os
 import posixpath
 import uuid
 from collections.abc import Callable
@@ -14,7 +15,7 @@ import pyarrow as pa
 
 from hudi_meta.format.block_content import decode_delete_records, hfile_records
 from hudi_meta.format.commit_metadata import CommitMetadata
-from hudi_meta.format.file_names import LogFileName
+from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.hfile import HFileReader
 from hudi_meta.format.log_block import BlockType
 from hudi_meta.format.log_reader import read_blocks, read_contents
@@ -30,7 +31,6 @@ from hudi_meta.table.metadata_table import read_files_partition, valid_instants
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 from tests.hudi_rs import rs_read_table
-from tests.table.test_metadata_table import storage_listing
 
 
 def files_records(files: dict[str, dict[str, int]]) -> list[MetadataRecord]:
@@ -93,21 +93,29 @@ def rollback_hook(path: Path | str) -> Callable[[str, RollbackMetadata], None]:
 
 
 def expected_listing(table: HudiTable) -> dict[str, dict[str, int]]:
-    """The storage listing a metadata table must hold: committed files by name, less version-6 log files that
-    hold only blocks of a pending write (named by a committed base instant, invisible until that write completes)."""
-    pending = {i.requested_time for i in table.timeline.pending()}
+    """The storage listing a metadata table must hold. Base files, and log files of versions 8 and 9 (named by
+    their write): when the instant in the name is committed. Version-6 log files (named by their slice, which may
+    be a pending compaction's): when they hold a block of a committed write (a file holding only a pending write's
+    blocks is invisible until that write completes)."""
+    inputs = table.view_inputs()
+    root = Path(table.base_path)
     out: dict[str, dict[str, int]] = {}
-    for partition, files in storage_listing(table).items():
-        kept = {}
-        for name, size in files.items():
-            full = posixpath.join(table.base_path, partition, name)
-            if LogFileName.try_parse(name) is not None and table.config.version == 6:
-                blocks = read_blocks(table.storage, full)
-                if blocks and all(b.instant_time in pending for b in blocks):
-                    continue
-            kept[name] = size
-        out[partition] = kept
-    return {p: f for p, f in out.items() if f}
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        rel = "" if Path(directory) == root else str(Path(directory).relative_to(root))
+        for name in files:
+            log, base = LogFileName.try_parse(name), BaseFileName.try_parse(name)
+            full = os.path.join(directory, name)
+            if log is not None and table.config.version == 6:
+                listed = any(
+                    b.instant_time and inputs.is_committed(b.instant_time) for b in read_blocks(table.storage, full)
+                )
+            else:
+                instant = log.instant if log else base.instant if base else None
+                listed = instant is not None and inputs.is_committed(instant)
+            if listed:
+                out.setdefault(rel, {})[name] = os.stat(full).st_size
+    return out
 
 
 def by_key(table: pa.Table) -> dict[str, tuple[Any, ...]]:

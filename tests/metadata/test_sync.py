@@ -17,6 +17,7 @@ import pytest
 from hudi_meta.metadata.crash import CRASH_AT_ENV
 from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.table.instant import Action
+from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
 from tests.cli.helpers import cli
 from tests.compaction.core import T0, CoreTable, region_rows
@@ -118,3 +119,25 @@ def test_unschedule_clean_and_rollback_with_the_metadata_table(tmp_path: Path, s
     _killed_then_finished(t, store, "after-complete", *clean)
     cleans = [i for i in t.table.timeline.completed() if i.action == Action.CLEAN]
     assert cleans, "the clean completed"
+
+
+def test_version_6_unschedule_records_the_renamed_log_files(tmp_path: Path, store: str) -> None:
+    """Version 6 names a log file by its slice: a write after the plan lands in the plan's slice, and taking the
+    plan back renames it into the slice before. On a table with a metadata table that is done as a rollback (its
+    instant is what the MDT records the renames at): afterwards the MDT lists the new names, not the old ones, and
+    the table reads as before."""
+    t = _table(tmp_path / "t", 6)
+    assert cli("--db", store, "compaction", "schedule", t.path, "--strategy", "unbounded").returncode == 0
+    plan = t.table.timeline.pending_compactions()[0].requested_time
+    t.write(region_rows("eu", ("d", 70, 7.0)))  # into the plan's slice
+    in_plan_slice = [p.name for p in (Path(t.path) / "region=eu").glob(f".*_{plan}.log.*")]
+    assert in_plan_slice
+    before = _reads(t.path)
+    check_readers(t.path)
+    done = cli("--db", store, "compaction", "unschedule", t.path, plan, "--execute")
+    assert done.returncode == 0, done.stderr
+    assert _reads(t.path) == before
+    check_readers(t.path)
+    listed = read_files_partition(t.table).files["region=eu"]
+    assert not set(in_plan_slice) & set(listed), "the old names are gone from the metadata table"
+    assert [i.action for i in t.table.timeline.completed()][-1] == Action.ROLLBACK

@@ -110,7 +110,7 @@ class ModelMachine(RuleBasedStateMachine):
             runner=type(self).runner,
             field_in_properties=field_in_properties,
             version=version,
-            metadata_table=metadata_table and version >= 8,  # version 6: docs/metadata-table.md section 7
+            metadata_table=metadata_table,
         )
         self.rnd = rnd
         first = [Op(k, s, 1.0) for k, s in zip(FIRST_OF_GROUP, first_seconds, strict=True)]
