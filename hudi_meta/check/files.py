@@ -57,6 +57,11 @@ UNSUPPORTED_FRESHNESS = "unsupported-freshness"
 PLAN_SLICE_CHANGED = "plan-slice-changed"
 PLAN_ORDER_BROKEN = "plan-order-broken"
 INDEX_DRIFT = "index-drift"  # found by `hudi_meta.check.index_drift` (the store against a fresh index of the files)
+# found by `hudi_meta.check.metadata_listing` (the metadata table's `files` partition against storage)
+MDT_UNREADABLE = "mdt-unreadable"
+MDT_MISSING_FILE = "mdt-missing-file"
+MDT_EXTRA_FILE = "mdt-extra-file"
+MDT_SIZE_DIFFERS = "mdt-size-differs"
 KINDS = (
     DANGLING_LINK,
     LINK_TO_LINK,
@@ -69,6 +74,10 @@ KINDS = (
     PLAN_SLICE_CHANGED,
     PLAN_ORDER_BROKEN,
     INDEX_DRIFT,
+    MDT_UNREADABLE,
+    MDT_MISSING_FILE,
+    MDT_EXTRA_FILE,
+    MDT_SIZE_DIFFERS,
 )
 
 # `<name>.<32 hex>.tmp`, with a leading dot on local storage: an atomic create that never finished

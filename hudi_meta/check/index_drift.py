@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from hudi_meta.check.files import INDEX_DRIFT, KINDS, Finding, check_files
+from hudi_meta.check.metadata_listing import metadata_listing_findings
 from hudi_meta.errors import StaleIndexError
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
@@ -180,7 +181,7 @@ def check_table(
     table: HudiTable, engine: Engine | None = None, store_label: str | None = None, now_ms: int | None = None
 ) -> CheckReport:
     """Every finding of `table`: its files against its timeline, and (with a store) the index against its files."""
-    report = CheckReport(findings=check_files(table, now_ms))
+    report = CheckReport(findings=check_files(table, now_ms) + metadata_listing_findings(table))
     if engine is None:
         report.notes.append("index drift not checked: no metadata store")
     else:

@@ -26,7 +26,8 @@ from hudi_meta.table.table import HudiTable
 EXIT_FINDINGS = 3
 KINDS_HELP = (
     "finds: dangling-link, link-to-link, missing-link, copy-differs, orphan (with its age), plan-input-missing, "
-    "uncommitted-link, unsupported-freshness, index-drift. Exit 0: nothing found; 3: findings; 2: bad input."
+    "uncommitted-link, unsupported-freshness, index-drift, and on a table with a metadata table mdt-unreadable, "
+    "mdt-missing-file, mdt-extra-file, mdt-size-differs. Exit 0: nothing found; 3: findings; 2: bad input."
 )
 
 
