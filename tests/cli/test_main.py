@@ -262,16 +262,3 @@ def test_a_cli_created_table_with_late_data_gets_links(tmp_path: Path) -> None:
     records = [json.loads(line) for line in run("read", table).stdout.splitlines()]
     assert len(records) == len({r["event_id"] for r in records})  # nothing read twice
     check_readers(table)  # the compaction's base files and links are in the metadata table: hudi-rs reads them
-    done = run(
-        "ingest",
-        str(tmp_path / "nomdt"),
-        "--input",
-        str(stream / "batch-0000.jsonl"),
-        *args,
-        "region",
-        "--create",
-        "--no-metadata-table",
-    )
-    assert done.returncode == 0, done.stderr
-    assert not (tmp_path / "nomdt" / ".hoodie" / "metadata").exists()
-    assert "metadata.partitions" not in (tmp_path / "nomdt" / ".hoodie" / "hoodie.properties").read_text()

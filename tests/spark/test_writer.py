@@ -12,9 +12,10 @@ import pytest
 from hudi import HudiReadOptions
 from hudi import HudiTable as RsTable
 from hudi_meta.spark import reader, writer
-from hudi_meta.spark.ingest import IngestOptions
+from hudi_meta.spark.ingest import IngestOptions, open_or_create
 from pyspark.sql import SparkSession
 
+from hudi_meta.cli.main import build_parser
 from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.errors import BadValueError
 from hudi_meta.format.block_content import decode_data_block
@@ -151,3 +152,18 @@ def test_ingest_refuses_a_bucket_count_before_spark_starts(tmp_path: Path, bucke
     with pytest.raises(BadValueError, match="buckets must be from 1 to 100000000"):
         IngestOptions(str(tmp_path / "t"), str(tmp_path / "in.jsonl"), "id", "ts", create=True, buckets=buckets)
     assert not (tmp_path / "t").exists()
+
+
+def test_ingest_creates_the_metadata_table_unless_told_not_to(tmp_path: Path) -> None:
+    """Hudi's default: a table `ingest --create` makes has a metadata table (its files partition, listing the
+    table's files); `--no-metadata-table` makes one without."""
+    for wanted in (True, False):
+        opts = IngestOptions(
+            str(tmp_path / f"t-{wanted}"), str(tmp_path / "in.jsonl"), "id", "ts", create=True, metadata_table=wanted
+        )
+        table = open_or_create(opts)
+        assert table.config.metadata_partitions == (("files",) if wanted else ())
+        assert (tmp_path / f"t-{wanted}" / ".hoodie" / "metadata" / "files").is_dir() is wanted
+    base = ["ingest", "t", "--input", "in", "--record-key", "id", "--ordering-field", "ts"]
+    assert build_parser().parse_args(base).metadata_table is True
+    assert build_parser().parse_args([*base, "--no-metadata-table"]).metadata_table is False
