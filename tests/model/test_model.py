@@ -3,10 +3,10 @@ Avro and Parquet blocks, each payload class), a second writer, failed writes and
 compactions (random T, symlink or copy, exact or not; the event-time field in hoodie.properties or given to the
 index only) killed at a random crash point and resumed, then a schedule at the same T (plans nothing), writers
 that planned their files before a plan (their commit rolls them back) and writers that do not know a pending plan
-(the run takes it back), unschedule,
-clean (each policy), rollback of the newest completed compaction, archival and indexing, on tables with or
-without a metadata table; after every step every read equals the model (`model.py`), links stay intact, `hudi-meta check` finds nothing, and hudi-rs
-agrees wherever nothing is pending.
+(the run takes it back), unschedule, clean (each policy), rollback of the newest completed compaction, archival
+and indexing, on tables with or without a metadata table; after every step every read equals the model
+(`model.py`), links stay intact, `hudi-meta check` finds nothing, the metadata table lists what storage holds, and
+hudi-rs agrees wherever nothing is pending.
 
 `HUDI_META_MODEL_EXAMPLES` sets the number of sequences (150 by default: about 7 of a CI run's 40 minutes),
 `HUDI_META_MODEL_SEED` replays one run (the seed is printed in pytest's header and with a failure),
