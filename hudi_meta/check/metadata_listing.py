@@ -10,7 +10,8 @@ difference from storage is a finding (docs/table-services.md section 4, docs/met
 - `mdt-unreadable`: the properties name a metadata table that cannot be read.
 
 "Committed" on storage: a base file, or a 1.x log file, whose instant is committed (`ViewInputs.is_committed`); a
-version-6 log file (named by its slice) that holds a block of a committed write.
+version-6 log file (named by its slice) that holds a block of a committed write; never a link a pending compaction
+planned (it repeats its target's records until the compaction commits).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def committed_data_files(table: HudiTable) -> dict[str, dict[str, int]]:
             log = LogFileName.try_parse(info.name)
             base = BaseFileName.try_parse(info.name) if log is None else None
             if log is not None and log.extension == "log" and not log.cdc:
-                if table.config.version == 6:
+                if (rel, info.name) in inputs.pending_links:
+                    listed = False  # a pending compaction's link: listed once the compaction commits
+                elif table.config.version == 6:
                     listed = any(
                         b.instant_time and inputs.is_committed(b.instant_time)
                         for b in read_blocks(table.storage, info.path)

@@ -96,7 +96,7 @@ def expected_listing(table: HudiTable) -> dict[str, dict[str, int]]:
     """The storage listing a metadata table must hold. Base files, and log files of versions 8 and 9 (named by
     their write): when the instant in the name is committed. Version-6 log files (named by their slice, which may
     be a pending compaction's): when they hold a block of a committed write (a file holding only a pending write's
-    blocks is invisible until that write completes)."""
+    blocks is invisible until that write completes). Never a link a pending compaction planned."""
     inputs = table.view_inputs()
     root = Path(table.base_path)
     out: dict[str, dict[str, int]] = {}
@@ -106,7 +106,9 @@ def expected_listing(table: HudiTable) -> dict[str, dict[str, int]]:
         for name in files:
             log, base = LogFileName.try_parse(name), BaseFileName.try_parse(name)
             full = os.path.join(directory, name)
-            if log is not None and table.config.version == 6:
+            if log is not None and (rel, name) in inputs.pending_links:
+                listed = False  # a pending compaction's link repeats its target's records: listed once it commits
+            elif log is not None and table.config.version == 6:
                 listed = any(
                     b.instant_time and inputs.is_committed(b.instant_time) for b in read_blocks(table.storage, full)
                 )
