@@ -9,9 +9,11 @@ difference from storage is a finding (docs/table-services.md section 4, docs/met
 - `mdt-size-differs`: a listed file whose size differs (a version-6 log file may grow by a pending append);
 - `mdt-unreadable`: the properties name a metadata table that cannot be read.
 
-"Committed" on storage: a base file, or a 1.x log file, whose instant is committed (`ViewInputs.is_committed`); a
-version-6 log file (named by its slice) that holds a block of a committed write; never a link a pending compaction
-planned (it repeats its target's records until the compaction commits).
+A rollback killed between its moves and its MDT deltacommit (a version-6 compaction taken back renames log files)
+leaves the MDT behind storage until it is run again, which compares the two and records the renames: while a
+rollback is pending, the remedy named is to finish it.
+
+"Committed" on storage: `hudi_meta.table.committed_files` (the rule the MDT's writers follow).
 """
 
 from __future__ import annotations
@@ -20,41 +22,13 @@ import posixpath
 
 from hudi_meta.check.files import MDT_EXTRA_FILE, MDT_MISSING_FILE, MDT_SIZE_DIFFERS, MDT_UNREADABLE, Finding
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.format.log_reader import read_blocks
+from hudi_meta.table.committed_files import committed_data_files
+from hudi_meta.table.failed_writes import rollback_target
 from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
 
 REMEDY = "re-create the metadata table with Hudi (or drop it), or run the pending action again"
-
-
-def committed_data_files(table: HudiTable) -> dict[str, dict[str, int]]:
-    """Partition -> file name -> size of the data files on storage that a metadata table must list."""
-    inputs = table.view_inputs()
-    ext = "." + table.config.base_file_format.lower()
-    out: dict[str, dict[str, int]] = {}
-    for rel, path in table.partition_folders():
-        for info in table.storage.list_dir(path):
-            if info.is_dir:
-                continue
-            log = LogFileName.try_parse(info.name)
-            base = BaseFileName.try_parse(info.name) if log is None else None
-            if log is not None and log.extension == "log" and not log.cdc:
-                if (rel, info.name) in inputs.pending_links:
-                    listed = False  # a pending compaction's link: listed once the compaction commits
-                elif table.config.version == 6:
-                    listed = any(
-                        b.instant_time and inputs.is_committed(b.instant_time)
-                        for b in read_blocks(table.storage, info.path)
-                    )
-                else:
-                    listed = inputs.is_committed(log.instant)
-            else:
-                listed = base is not None and base.extension == ext and inputs.is_committed(base.instant)
-            if listed:
-                out.setdefault(rel, {})[info.name] = info.size
-    return out
 
 
 def metadata_listing_findings(table: HudiTable) -> list[Finding]:
@@ -66,13 +40,16 @@ def metadata_listing_findings(table: HudiTable) -> list[Finding]:
     except (HudiMetaError, OSError, ValueError) as e:
         return [Finding(MDT_UNREADABLE, ".hoodie/metadata", f"{e}; {REMEDY}")]
     on_storage = committed_data_files(table)
-    deleting = any(i.action in (Action.CLEAN, Action.ROLLBACK) for i in table.timeline.pending())
+    pending = table.timeline.pending()
+    deleting = any(i.action in (Action.CLEAN, Action.ROLLBACK) for i in pending)
+    rollbacks = [i.requested_time for i in pending if i.action == Action.ROLLBACK]
+    remedy = _finish_rollback(table, rollbacks[0]) if rollbacks else REMEDY
     out = []
     for partition in sorted(set(on_storage) | set(listing.files)):
         stored, listed = on_storage.get(partition, {}), listing.files.get(partition, {})
         for name in sorted(set(stored) - set(listed)):
             out.append(
-                Finding(MDT_MISSING_FILE, _rel(partition, name), f"on storage, not in the metadata table; {REMEDY}")
+                Finding(MDT_MISSING_FILE, _rel(partition, name), f"on storage, not in the metadata table; {remedy}")
             )
         for name in sorted(set(listed) - set(stored)):
             exists = table.storage.exists(posixpath.join(table.base_path, partition, name))
@@ -80,7 +57,7 @@ def metadata_listing_findings(table: HudiTable) -> list[Finding]:
                 continue
             what = "not committed on storage" if exists else "not on storage"
             out.append(
-                Finding(MDT_EXTRA_FILE, _rel(partition, name), f"listed by the metadata table, {what}; {REMEDY}")
+                Finding(MDT_EXTRA_FILE, _rel(partition, name), f"listed by the metadata table, {what}; {remedy}")
             )
         for name in sorted(set(stored) & set(listed)):
             grown_v6_log = table.config.version == 6 and name.startswith(".") and stored[name] > listed[name]
@@ -88,6 +65,11 @@ def metadata_listing_findings(table: HudiTable) -> list[Finding]:
                 detail = f"{listed[name]} bytes in the metadata table, {stored[name]} on storage; {REMEDY}"
                 out.append(Finding(MDT_SIZE_DIFFERS, _rel(partition, name), detail))
     return out
+
+
+def _finish_rollback(table: HudiTable, rollback_time: str) -> str:
+    target = rollback_target(table, rollback_time) or "<instant>"
+    return f"rollback {rollback_time} is pending: finish it (hudi-meta rollback {table.base_path} {target})"
 
 
 def _rel(partition: str, name: str) -> str:

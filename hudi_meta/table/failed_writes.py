@@ -79,10 +79,7 @@ def rollback_failed_write(
     if instant is None or instant.is_completed or instant.action not in (Action.DELTA_COMMIT, Action.COMMIT):
         raise HudiMetaError(f"{target} is not a pending deltacommit or commit")
     markers = list_markers(table.storage, table.meta_path, target)
-    existing = next(
-        (i for i in tl.pending() if i.action == Action.ROLLBACK and _targets(table, i.requested_time) == target),
-        None,
-    )
+    existing = pending_rollback_of(table, target)
     config = heartbeat or HeartbeatConfig.from_props(dict(table.config.props))
     if (
         existing is None
@@ -160,7 +157,8 @@ def _operation(m: Marker) -> str:
     return "delete" if m.kind == CREATE else "append_rollback_block"
 
 
-def _targets(table: HudiTable, rollback_time: str) -> str | None:
+def rollback_target(table: HudiTable, rollback_time: str) -> str | None:
+    """The instant a pending rollback takes back (None when its plan cannot be read)."""
     try:
         plan = RollbackPlan.from_bytes(table.timeline.requested_bytes(rollback_time, Action.ROLLBACK))
     except (OSError, ValueError, HudiMetaError):
@@ -174,7 +172,7 @@ def pending_rollback_of(table: HudiTable, target: str) -> Instant | None:
         (
             i
             for i in table.timeline.pending()
-            if i.action == Action.ROLLBACK and _targets(table, i.requested_time) == target
+            if i.action == Action.ROLLBACK and rollback_target(table, i.requested_time) == target
         ),
         None,
     )
@@ -188,7 +186,9 @@ def failed_writes(table: HudiTable, heartbeat: HeartbeatConfig | None = None) ->
     """
     config = heartbeat or HeartbeatConfig.from_props(dict(table.config.props))
     rolling_back = {
-        t for i in table.timeline.pending() if i.action == Action.ROLLBACK and (t := _targets(table, i.requested_time))
+        t
+        for i in table.timeline.pending()
+        if i.action == Action.ROLLBACK and (t := rollback_target(table, i.requested_time))
     }
     candidates = [
         i

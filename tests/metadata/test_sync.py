@@ -121,11 +121,14 @@ def test_unschedule_clean_and_rollback_with_the_metadata_table(tmp_path: Path, s
     assert cleans, "the clean completed"
 
 
-def test_version_6_unschedule_records_the_renamed_log_files(tmp_path: Path, store: str) -> None:
+@pytest.mark.parametrize("killed_at", [None, "after-log-file"])
+def test_version_6_unschedule_records_the_renamed_log_files(tmp_path: Path, store: str, killed_at: str | None) -> None:
     """Version 6 names a log file by its slice: a write after the plan lands in the plan's slice, and taking the
     plan back renames it into the slice before. On a table with a metadata table that is done as a rollback (its
     instant is what the MDT records the renames at): afterwards the MDT lists the new names, not the old ones, and
-    the table reads as before."""
+    the table reads as before. Killed between its moves and its MDT deltacommit, the MDT lags storage (nothing a
+    storage-listing reader sees changed); `check` names the pending rollback to finish, and running the unschedule
+    again records the renames."""
     t = _table(tmp_path / "t", 6)
     assert cli("--db", store, "compaction", "schedule", t.path, "--strategy", "unbounded").returncode == 0
     plan = t.table.timeline.pending_compactions()[0].requested_time
@@ -134,7 +137,17 @@ def test_version_6_unschedule_records_the_renamed_log_files(tmp_path: Path, stor
     assert in_plan_slice
     before = _reads(t.path)
     check_readers(t.path)
-    done = cli("--db", store, "compaction", "unschedule", t.path, plan, "--execute")
+    unschedule = ("--db", store, "compaction", "unschedule", t.path, plan, "--execute")
+    if killed_at:
+        killed = cli(*unschedule, env={CRASH_AT_ENV: killed_at})
+        assert killed.returncode == KILLED, (killed.stdout, killed.stderr)
+        assert _reads(t.path) == before
+        found = cli("--db", store, "check", t.path)
+        assert found.returncode == 3, (found.stdout, found.stderr)
+        lines = found.stdout.splitlines()
+        assert any("mdt-missing-file" in line for line in lines), found.stdout
+        assert all("is pending: finish it" in line for line in lines if "mdt-" in line), found.stdout
+    done = cli(*unschedule)
     assert done.returncode == 0, done.stderr
     assert _reads(t.path) == before
     check_readers(t.path)

@@ -54,7 +54,7 @@ from hudi_meta.table.archival import archive_timeline
 from hudi_meta.table.archival_plan import ArchivalSettings
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
 from hudi_meta.table.failed_writes import rollback_failed_write, rollback_failed_writes
-from hudi_meta.table.instant import WRITE_ACTIONS
+from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.markers import APPEND, create_marker
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable, Query
@@ -844,7 +844,10 @@ class ModelTable:
             table = self.table
             listing = read_files_partition(table)
             got = {p: dict(f) for p, f in listing.files.items() if f}
-            assert got == expected_listing(table), f"metadata table listing: {_diff(got, expected_listing(table))}"
+            want = expected_listing(table)
+            if any(i.action == Action.ROLLBACK for i in table.timeline.pending()):
+                got, want = _without_renamed_logs(table, got, want)
+            assert got == want, f"metadata table listing: {_diff(got, want)}"
 
     def check_reads(self, pick: Callable[[int], int]) -> None:
         table = self.table
@@ -914,6 +917,28 @@ class ModelTable:
 
 def _rows_diff(got: set[Row], want: set[Row]) -> str:
     return f"unexpected {sorted(got - want)}, missing {sorted(want - got)}"
+
+
+def _without_renamed_logs(
+    table: HudiTable, listed: dict[str, dict[str, int]], stored: dict[str, dict[str, int]]
+) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """A rollback killed between its moves and its MDT deltacommit (a version-6 compaction taken back renames log
+    files) leaves the MDT behind storage until it runs again (docs/metadata-table.md 7.2.1): the listings may differ
+    only by log files renamed within their file group, the old names gone from storage. The rollback, finished,
+    records the renames: the next check with no rollback pending asks for equality again."""
+    listed, stored = {p: dict(f) for p, f in listed.items()}, {p: dict(f) for p, f in stored.items()}
+    for partition in set(listed) | set(stored):
+        old, new = listed.get(partition, {}), stored.get(partition, {})
+        gone = {n for n in set(old) - set(new) if LogFileName.try_parse(n)}
+        came = {n for n in set(new) - set(old) if LogFileName.try_parse(n)}
+        assert not any(os.path.exists(os.path.join(table.base_path, partition, n)) for n in gone), gone
+        ids = sorted(LogFileName.parse(n).file_id for n in gone)
+        assert ids == sorted(LogFileName.parse(n).file_id for n in came), f"not renames: {gone} -> {came}"
+        for n in gone:
+            del old[n]
+        for n in came:
+            del new[n]
+    return {p: f for p, f in listed.items() if f}, {p: f for p, f in stored.items() if f}
 
 
 def _diff(kept: Any, fresh: Any) -> str:
