@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError, UnsupportedTableError
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
-from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName, log_file_name
+from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, log_file_name
 from hudi_meta.format.properties import format_properties, parse_properties, with_checksum
 from hudi_meta.metadata.crash import crash_point
 from hudi_meta.metadata.encoding import empty_delete_block, hfile_bytes, record_schema_json, writer_schema_json
@@ -38,6 +38,7 @@ from hudi_meta.metadata.layout import (
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.records import listing_records
 from hudi_meta.storage.base import Storage
+from hudi_meta.table.committed_files import committed_data_files
 from hudi_meta.table.instant import Action
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.metadata_table import FILES_PARTITION
@@ -84,31 +85,15 @@ def metadata_partitions_now(table: HudiTable) -> tuple[str, ...]:
 
 
 def committed_files(table: HudiTable) -> dict[str, dict[str, int]]:
-    """Partition path ("" for none) -> file name -> size of every base and log file whose instant completed,
-    in every folder with a `.hoodie_partition_metadata` (Java's `DirectoryInfo`; a partition without files still
-    counts)."""
-    inputs = table.view_inputs()
-    ext = "." + table.config.base_file_format.lower()
-    out: dict[str, dict[str, int]] = {}
-    for rel, path in table.partition_folders():
-        infos = [i for i in table.storage.list_dir(path) if not i.is_dir]
-        if not any(i.name == PARTITION_METADATA for i in infos):
-            continue
-        files: dict[str, int] = {}
-        for info in infos:
-            log = LogFileName.try_parse(info.name)
-            base = BaseFileName.try_parse(info.name) if log is None else None
-            instant = (
-                log.instant
-                if log is not None and log.extension == "log" and not log.cdc
-                else base.instant
-                if base is not None and base.extension == ext
-                else None
-            )
-            if instant is not None and inputs.is_committed(instant):
-                files[info.name] = info.size
-        out[rel] = files
-    return out
+    """Partition path ("" for none) -> file name -> size of the committed data files
+    (`hudi_meta.table.committed_files`), in every folder with a `.hoodie_partition_metadata` (Java's
+    `DirectoryInfo`; a partition without files still counts)."""
+    files = committed_data_files(table)
+    return {
+        rel: files.get(rel, {})
+        for rel, path in table.partition_folders()
+        if table.storage.exists(posixpath.join(path, PARTITION_METADATA))
+    }
 
 
 def create_metadata_table(table: HudiTable) -> InitReport:

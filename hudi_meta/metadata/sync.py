@@ -22,7 +22,6 @@ from typing import Any
 from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName
-from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CleanMetadata, RollbackMetadata
 from hudi_meta.metadata import records
 from hudi_meta.metadata.column_ranges import file_ranges
@@ -50,6 +49,7 @@ from hudi_meta.metadata.written_files import (
     latest_slice_files,
     write_changes,
 )
+from hudi_meta.table.committed_files import committed_data_files
 from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
@@ -131,19 +131,15 @@ class MetadataSync:
         """Partition -> log file name -> size (None: gone) of what a rename changed, found by comparing the MDT's
         listing with storage (so a rollback killed after its moves, whose journal is gone, is still recorded):
         listed log files storage no longer holds, and unlisted ones that hold a block of a committed write."""
+        wanted = set(partitions)
         listing = read_files_partition(self.table)
-        inputs = self.table.view_inputs()
-        storage, out = self.table.storage, {}
-        for partition in sorted(set(partitions)):
+        stored = committed_data_files(self.table, wanted)
+        out: dict[str, dict[str, int | None]] = {}
+        for partition in sorted(wanted):
             listed = listing.files.get(partition, {})
-            folder = posixpath.join(self.table.base_path, partition) if partition else self.table.base_path
-            logs = {i.name: i for i in storage.list_dir(folder) if LogFileName.try_parse(i.name) is not None}
+            logs = {n: size for n, size in stored.get(partition, {}).items() if LogFileName.try_parse(n)}
             changes: dict[str, int | None] = {n: None for n in listed if LogFileName.try_parse(n) and n not in logs}
-            for name, info in logs.items():
-                if name not in listed and any(
-                    inputs.is_committed(b.instant_time) for b in read_blocks(storage, info.path) if b.instant_time
-                ):
-                    changes[name] = info.size
+            changes.update({n: size for n, size in logs.items() if n not in listed})
             if changes:
                 out[partition] = changes
         return out
