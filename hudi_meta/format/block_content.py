@@ -205,24 +205,25 @@ def _with_key(record: dict[str, Any], key: bytes) -> dict[str, Any]:
     return record
 
 
-def decode_hfile_records(content: bytes, schema_json: str | None = None) -> list[KeyedRecord]:
+def decode_hfile_records(content: bytes, schema_json: str | None = None, tagged: bool = False) -> list[KeyedRecord]:
     """The records of an HFILE_DATA block's content, in key order, as plain fastavro records.
 
     Each cell's value is an Avro binary datum (no container) in the HFile's writer schema; its `key` field is
     written as "" and is set here from the cell's row key, as Hudi's HFile readers do.
     """
     try:
-        return hfile_records(*_open_hfile(content, schema_json))
+        return hfile_records(*_open_hfile(content, schema_json), tagged=tagged)
     except BlockDecodeError:
         raise
     except Exception as e:  # HFile damage (CorruptFileError), fastavro and UTF-8 errors on damaged bytes
         raise BlockDecodeError(f"cannot decode HFile data block: {type(e).__name__}: {e}") from e
 
 
-def hfile_records(hfile: HFileReader, schema_json: str) -> list[KeyedRecord]:
-    """Every cell of `hfile` decoded as a record of `schema_json` (a base file's or a block's writer schema)."""
+def hfile_records(hfile: HFileReader, schema_json: str, tagged: bool = False) -> list[KeyedRecord]:
+    """Every cell of `hfile` decoded as a record of `schema_json` (a base file's or a block's writer schema);
+    `tagged`: a union of several records as `(name, value)`, what fastavro writes back to the same branch."""
     parsed = parsed_schema(schema_json)
-    return [KeyedRecord(k.decode("utf-8"), _with_key(_read_datum(v, parsed, False), k)) for k, v in hfile.items()]
+    return [KeyedRecord(k.decode("utf-8"), _with_key(_read_datum(v, parsed, tagged), k)) for k, v in hfile.items()]
 
 
 def _decode_hfile_block(content: bytes, schema_json: str | None, schema: pa.Schema | None) -> pa.Table:

@@ -13,7 +13,6 @@ anything is written, in one line naming it. docs/metadata-table.md section 7.
 from __future__ import annotations
 
 import json
-import logging
 import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -55,8 +54,6 @@ from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 
-log = logging.getLogger(__name__)
-
 INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"
 DEFAULT_INDEX_DEFS = ".hoodie/.index_defs/index.json"  # relative to the base path
 # partitions whose records hudi-meta derives for every kind of action, per table version (docs section 7.1)
@@ -84,7 +81,7 @@ class MetadataSync:
         """The MDT deltacommit of data-table commit `instant` (a write or a compaction): every written file, plus
         `links` (partition -> name -> size: the links and carry logs an event-time compaction places in its
         slices, files on storage like any other, which the commit's write stats do not name)."""
-        self._compact()
+        compact_if_necessary(self.table)
         out = records.listing_records(_merged(records.written_files(metadata), links))
         if COLUMN_STATS in self.partitions or PARTITION_STATS in self.partitions:
             out += self._stats_records(instant, metadata, links)
@@ -100,7 +97,7 @@ class MetadataSync:
         """The MDT deltacommit of clean `instant`: its deleted files as tombstones in `files`, and the deleted
         files' column stats and bloom filters (`convertMetadataToRecords(HoodieCleanMetadata)`; record index,
         partition stats and secondary indexes do not change)."""
-        self._compact()
+        compact_if_necessary(self.table)
         out = records.clean_files_records(metadata)
         if self.column_stats is not None and COLUMN_STATS in self.partitions:
             out += records.clean_column_stats_records(self.column_stats, metadata)
@@ -143,14 +140,6 @@ class MetadataSync:
             if changes:
                 out[partition] = changes
         return out
-
-    def _compact(self) -> None:
-        if self.partitions == (FILES,):
-            compact_if_necessary(self.table)
-        else:  # docs section 7.3: the merge rules of the other partitions are not written yet
-            log.debug(
-                "metadata table of %s: compaction left to Hudi (partitions %s)", self.table.base_path, self.partitions
-            )
 
     def _stats_records(
         self, instant: str, metadata: CommitMetadata, links: Mapping[str, Mapping[str, int]]

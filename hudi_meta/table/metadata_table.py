@@ -15,7 +15,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from hudi_meta.errors import CorruptFileError, HudiMetaError
 from hudi_meta.format.block_content import (
@@ -99,27 +99,36 @@ def combine_files_records(older: FilesRecord, newer: FilesRecord) -> FilesRecord
 _DELETED = None  # a key a DELETE block removed, in the merged log records
 
 
-def merge_log_records(records: Iterable[FilesRecord | str]) -> dict[str, FilesRecord | None]:
-    """Stage one: log records merged among themselves in log order; a `str` is a deleted key (None in the
-    result). A record after a delete starts afresh (HoodieMetadataPayload.preCombine over a deleted record)."""
-    merged: dict[str, FilesRecord | None] = {}
+class Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+R = TypeVar("R", bound=Keyed)
+
+
+def merge_log_records(records: Iterable[R | str], combine: Callable[[R, R], R]) -> dict[str, R | None]:
+    """Stage one: log records merged among themselves in log order by `combine(older, newer)`; a `str` is a
+    deleted key (None in the result). A record after a delete starts afresh (HoodieMetadataPayload.preCombine
+    over a deleted record)."""
+    merged: dict[str, R | None] = {}
     for record in records:
         if isinstance(record, str):
             merged[record] = _DELETED
             continue
         previous = merged.get(record.key)
-        merged[record.key] = record if previous is None else combine_files_records(previous, record)
+        merged[record.key] = record if previous is None else combine(previous, record)
     return merged
 
 
-def merge_with_base(base: Mapping[str, FilesRecord], log: Mapping[str, FilesRecord | None]) -> dict[str, FilesRecord]:
+def merge_with_base(base: Mapping[str, R], log: Mapping[str, R | None], combine: Callable[[R, R], R]) -> dict[str, R]:
     """Stage two: each base record with the merged log record of its key; deleted keys are gone."""
     merged = dict(base)
     for key, record in log.items():
         if record is None:
             merged.pop(key, None)
         elif key in merged:
-            merged[key] = combine_files_records(merged[key], record)
+            merged[key] = combine(merged[key], record)
         else:
             merged[key] = record
     return merged
@@ -159,30 +168,38 @@ def read_files_partition(table: HudiTable) -> FilesListing:
         raise MetadataTableError(f"{path}/{FILES_PARTITION} has {len(groups)} file groups: expected exactly one")
     picked = latest_slice_for_snapshot(groups[0], mdt.view_inputs())
     base, logs = picked if picked is not None else (None, [])
-    in_base = base_records(mdt, base.path) if base is not None else {}
-    in_logs = log_records(mdt, [lf.path for lf in logs], valid_instants(table, mdt))
-    merged = merge_with_base(in_base, merge_log_records(in_logs))
+    is_valid = valid_instants(table, mdt)
+    in_base, in_logs = slice_records(mdt, base.path if base else None, [lf.path for lf in logs], is_valid)
+    files_base = {k: _files_record(r) for k, r in in_base.items()}
+    files_logs = [r if isinstance(r, str) else _files_record(r) for r in in_logs]
+    merged = merge_with_base(files_base, merge_log_records(files_logs, combine_files_records), combine_files_records)
     return _listing(merged, base.path if base else None, tuple(lf.path for lf in logs))
 
 
-def base_records(mdt: HudiTable, rel: str) -> dict[str, FilesRecord]:
-    """The files records of the base HFile at `rel` (relative to the metadata table); also what its compaction
-    merges."""
+def slice_records(
+    mdt: HudiTable, base: str | None, logs: list[str], is_valid: Callable[[str], bool]
+) -> tuple[dict[str, KeyedRecord], list[KeyedRecord | str]]:
+    """The records of one MDT file slice (paths relative to the MDT): its base HFile's by key, and its log files'
+    in log order (a `str` for a key a DELETE block removed), blocks of instants `is_valid` refuses and rolled-back
+    blocks left out. Unions of several records decode tagged (`(name, value)`), so a record encodes back to the
+    same branch (what a compaction rewrites)."""
+    return (_base_records(mdt, base) if base else {}), _log_records(mdt, logs, is_valid)
+
+
+def _base_records(mdt: HudiTable, rel: str) -> dict[str, KeyedRecord]:
     full = posixpath.join(mdt.base_path, rel)
     hfile = HFileReader(mdt.storage.read_bytes(full), full)
     if hfile.schema is None:
         raise CorruptFileError(f"{full}: HFile without a `schema` file info entry")
-    return {r.key: _files_record(r) for r in hfile_records(hfile, hfile.schema)}
+    return {r.key: r for r in hfile_records(hfile, hfile.schema, tagged=True)}
 
 
-def log_records(mdt: HudiTable, paths: list[str], is_valid: Callable[[str], bool]) -> list[FilesRecord | str]:
-    """The records (a `str` for a deleted key) of the log files at `paths` in log order, blocks of instants
-    `is_valid` refuses and rolled-back blocks left out."""
+def _log_records(mdt: HudiTable, paths: list[str], is_valid: Callable[[str], bool]) -> list[KeyedRecord | str]:
     blocks: list[tuple[str, LogBlock]] = []
     for rel in paths:
         full = posixpath.join(mdt.base_path, rel)
         blocks.extend((full, b) for b in read_blocks(mdt.storage, full))
-    out: list[FilesRecord | str] = []
+    out: list[KeyedRecord | str] = []
     kept = visible_blocks(blocks, is_valid, ReadStats())
     for full in dict.fromkeys(p for p, _ in kept):
         in_file = [b for p, b in kept if p == full]
@@ -194,12 +211,12 @@ def log_records(mdt: HudiTable, paths: list[str], is_valid: Callable[[str], bool
     return out
 
 
-def _block_records(block: LogBlock, content: bytes) -> list[FilesRecord | str]:
+def _block_records(block: LogBlock, content: bytes) -> list[KeyedRecord | str]:
     if block.block_type == BlockType.HFILE_DATA:
-        return [_files_record(r) for r in decode_hfile_records(content, block.schema)]
+        return list(decode_hfile_records(content, block.schema, tagged=True))
     if block.block_type == BlockType.DELETE:
         return [d.record_key for d in decode_delete_records(content)]
-    raise BlockDecodeError(f"a {block.block_type.name} block in the files partition (Java writes HFile blocks)")
+    raise BlockDecodeError(f"a {block.block_type.name} block in the metadata table (Java writes HFile blocks)")
 
 
 def _files_record(record: KeyedRecord) -> FilesRecord:

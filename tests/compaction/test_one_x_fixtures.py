@@ -40,10 +40,12 @@ from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.links import LinkMode
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.registry import register_table
+from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.records import RECORD_INDEX, SECONDARY_INDEX_PREFIX, secondary_index_records
 from hudi_meta.metadata.sync import write_client
 from hudi_meta.table.archival import archive_timeline
 from hudi_meta.table.instant import Action
+from hudi_meta.table.lock import table_lock
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable, Query
 from tests.conftest import table_zips
@@ -282,3 +284,13 @@ def test_every_table_service_on_a_java_written_version_9_table(java_table: JavaT
 
     # archival plans on it as Java would (dry run: the fixtures' timelines are shorter than Java's limits)
     assert archive_timeline(t.table).archived == []
+    if t.table.config.metadata_partitions:  # the MDT compacted by hudi-meta, every partition: it reads the same
+        with table_lock(t.table.storage, t.table.meta_path, t.table.config.props, "test"):
+            compacted = compact_if_necessary(t.table, max_delta_commits=1)
+        assert compacted is not None
+        mdt = HudiTable.open(str(t.path / ".hoodie" / "metadata"))
+        done = mdt.timeline.instant(compacted.instant)
+        assert done is not None and done.is_completed
+        written = mdt.timeline.commit_metadata(done).partition_to_write_stats
+        assert set(written) == set(t.table.config.metadata_partitions), written
+        t.check(threshold_ms=high)

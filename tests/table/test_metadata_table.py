@@ -142,7 +142,8 @@ def test_two_stage_merge(base: FilesRecord | None, logs: list[FilesRecord | str]
     hands the base merge that record alone), a file the logs last delete is listed only when stage one dropped the
     tombstone with a live log entry and the base lists it, a file the logs last add is live with a size no smaller
     than that add."""
-    merged = merge_with_base({"p": base} if base else {}, merge_log_records(logs)).get("p")
+    combine = combine_files_records
+    merged = merge_with_base({"p": base} if base else {}, merge_log_records(logs, combine), combine).get("p")
     last_delete = max((i for i, r in enumerate(logs) if isinstance(r, str)), default=-1)
     after = [r for r in logs[last_delete + 1 :] if isinstance(r, FilesRecord)]
     start = base
@@ -168,7 +169,6 @@ def test_two_stage_merge(base: FilesRecord | None, logs: list[FilesRecord | str]
 def test_a_log_add_then_delete_keeps_a_base_file_as_java_does() -> None:
     """Stage one drops the tombstone together with the live log entry, so the base entry survives stage two
     (Java's two-stage merge, reproduced rather than corrected: readers must list what Java lists)."""
-    merged = merge_with_base(
-        {"p": rec({"f": (3, False)})}, merge_log_records([rec({"f": (5, False)}), rec({"f": (0, True)})])
-    )
+    logs = merge_log_records([rec({"f": (5, False)}), rec({"f": (0, True)})], combine_files_records)
+    merged = merge_with_base({"p": rec({"f": (3, False)})}, logs, combine_files_records)
     assert merged["p"].files == {"f": FileInfo(3, False)}
