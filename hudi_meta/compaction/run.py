@@ -20,7 +20,7 @@ import logging
 import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -53,6 +53,7 @@ from hudi_meta.format.table_service_metadata import CompactionOperation, Compact
 from hudi_meta.metadata.sync import metadata_sync
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.config import TIMELINE_TIMEZONE, TableConfig, timeline_zone
+from hudi_meta.table.failed_writes import interrupted_compaction_rollbacks
 from hudi_meta.table.file_group_reader import (
     ReadStats,
     SliceRecords,
@@ -347,16 +348,30 @@ def runnable_instant(table: HudiTable, instant: str | None) -> str:
     would refuse it, but before an engine starts (the CLI and the spark-submit entry ask first)."""
     check_compactable(table)
     instant = instant if instant is not None else oldest_pending(table)
-    state = table.timeline.instant(instant)
-    if state is None or not table.timeline.is_compaction(instant):
-        raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")
-    if state.is_completed:
-        raise HudiMetaError(f"compaction {instant} is already completed")
-    event_time_field(table, table.compaction_plan(instant), instant)
+    if instant not in interrupted_compaction_rollbacks(table):  # else the run finishes taking it back
+        _plan_to_run(table, instant)
     return instant
 
 
+def _plan_to_run(table: HudiTable, instant: str) -> CompactionPlan:
+    """The plan of pending compaction `instant`; refused for anything else, and for a plan whose event-time
+    field the table does not hold, before anything is written."""
+    tl = table.timeline
+    state = tl.instant(instant)
+    if state is None or not tl.is_compaction(instant):
+        raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")
+    if state.is_completed:
+        raise HudiMetaError(f"compaction {instant} is already completed")
+    plan: CompactionPlan = table.compaction_plan(instant)
+    event_time_field(table, plan, instant)
+    return plan
+
+
 def oldest_pending(table: HudiTable) -> str:
+    """The oldest pending compaction; first, one whose take-back was interrupted (running it finishes that)."""
+    interrupted = interrupted_compaction_rollbacks(table)
+    if interrupted:
+        return interrupted[0]
     pending = table.timeline.pending_compactions()
     if not pending:
         raise HudiMetaError(f"no pending compaction on {table.base_path}: schedule one first")
@@ -455,6 +470,17 @@ def _commit_metadata(
     return metadata
 
 
+def _finish_taking_back(table: HudiTable, instant: str) -> NoReturn:
+    """A run killed while it took its plan back (a version-6 table with a metadata table takes it back as a
+    rollback, whose plan is gone once its files moved): the run again finishes that rollback."""
+    report = unschedule_compaction(table, instant, dry_run=False)
+    raise PlanTakenBackError(
+        f"compaction {instant} was taken back (a run killed while taking it back is finished now), nothing lost; "
+        "schedule again to compact these file groups",
+        report,
+    )
+
+
 def run_compaction(
     table: HudiTable,
     instant: str | None = None,
@@ -465,14 +491,9 @@ def run_compaction(
     "running" before the tasks and "committing" before the links and the commit (the service records it)."""
     check_compactable(table)
     instant = instant or oldest_pending(table)
-    tl = table.timeline
-    state = tl.instant(instant)
-    if state is None or not tl.is_compaction(instant):
-        raise HudiMetaError(f"{instant} is not a compaction of {table.base_path}")
-    if state.is_completed:
-        raise HudiMetaError(f"compaction {instant} is already completed")
-    plan: CompactionPlan = table.compaction_plan(instant)
-    event_time_field(table, plan, instant)  # refused before anything is written
+    if instant in interrupted_compaction_rollbacks(table):
+        _finish_taking_back(table, instant)
+    plan = _plan_to_run(table, instant)
     check_plan_inputs(table, plan, instant)  # and before any work that a taken-back plan would waste
     params = plan.strategy.strategy_params if plan.strategy else {}
     writer = table.timeline_writer()

@@ -159,11 +159,27 @@ def _operation(m: Marker) -> str:
 
 def rollback_target(table: HudiTable, rollback_time: str) -> str | None:
     """The instant a pending rollback takes back (None when its plan cannot be read)."""
+    info = _rolled_back(table, rollback_time)
+    return info.commit_time if info else None
+
+
+def interrupted_compaction_rollbacks(table: HudiTable) -> list[str]:
+    """Pending compactions whose rollback started and stopped after removing their plan (a version-6 take-back
+    that renames log files, killed before it completed): running them again finishes the rollback."""
+    out = []
+    for i in table.timeline.pending():
+        info = _rolled_back(table, i.requested_time) if i.action == Action.ROLLBACK else None
+        if info and info.action == Action.COMPACTION and table.timeline.instant(info.commit_time) is None:
+            out.append(info.commit_time)
+    return sorted(out)
+
+
+def _rolled_back(table: HudiTable, rollback_time: str) -> InstantInfo | None:
     try:
         plan = RollbackPlan.from_bytes(table.timeline.requested_bytes(rollback_time, Action.ROLLBACK))
     except (OSError, ValueError, HudiMetaError):
         return None
-    return plan.instant_to_rollback.commit_time if plan.instant_to_rollback else None
+    return plan.instant_to_rollback
 
 
 def pending_rollback_of(table: HudiTable, target: str) -> Instant | None:

@@ -14,13 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from hudi_meta.format.file_names import log_file_name
 from hudi_meta.metadata.crash import CRASH_AT_ENV
 from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
+from hudi_meta.table.write_targets import FileGroupTarget
+from hudi_meta.table.writer import append_to_file_group
 from tests.cli.helpers import cli
-from tests.compaction.core import T0, CoreTable, region_rows
+from tests.compaction.core import T0, CoreTable, foreign_commit, region_rows
 from tests.metadata.helpers import by_key, check_readers, rs_read
 
 KILLED = -9
@@ -154,3 +157,32 @@ def test_version_6_unschedule_records_the_renamed_log_files(tmp_path: Path, stor
     listed = read_files_partition(t.table).files["region=eu"]
     assert not set(in_plan_slice) & set(listed), "the old names are gone from the metadata table"
     assert [i.action for i in t.table.timeline.completed()][-1] == Action.ROLLBACK
+
+
+def test_version_6_run_killed_taking_its_plan_back_is_finished_by_the_next_run(tmp_path: Path, store: str) -> None:
+    """A writer that did not know the plan (Java without a lock) took the carry log's name in the plan's slice: the
+    run takes the plan back, on a version-6 table with an MDT as a rollback that renames the file into the slice
+    before. Killed between the renames and the rollback's MDT deltacommit (the plan is gone by then), `compaction
+    run <instant>` again finishes the take-back: nothing lost, the MDT lists the new names (the model test found a
+    run that refused, "not a compaction", and left the rollback pending)."""
+    t = _table(tmp_path / "t", 6)
+    assert cli("--db", store, "compaction", "schedule", t.path, "--strategy", "unbounded").returncode == 0
+    plan = t.table.timeline.pending_compactions()[0].requested_time
+    assert t.file_id is not None
+    w = t.begin()
+    carry_name = log_file_name(t.file_id, plan, 1, "1-0-1")
+    target = FileGroupTarget(t.partition, t.file_id, plan, None, carry_name, 0)
+    w.stats.append(append_to_file_group(w.context, target, region_rows("eu", ("d", 70, 7.0))))
+    foreign_commit(w)
+    before = _reads(t.path)
+    run = ("--db", store, "compaction", "run", t.path, "--engine", "local")
+    killed = cli(*run, "--instant", plan, env={CRASH_AT_ENV: "after-log-file"})
+    assert killed.returncode == KILLED, (killed.stdout, killed.stderr)
+    assert t.table.timeline.instant(plan) is None and _reads(t.path) == before
+    again = cli(*run)  # the oldest pending compaction: the one whose take-back was interrupted
+    assert again.returncode != 0 and "taken back" in again.stderr, (again.returncode, again.stderr)
+    assert "Traceback" not in again.stderr  # one error line (and the lock's warning that its holder is gone)
+    assert _reads(t.path) == before
+    check_readers(t.path)
+    assert not [i for i in t.table.timeline.instants if not i.is_completed]
+    assert carry_name not in read_files_partition(t.table).files["region=eu"]
