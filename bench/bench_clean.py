@@ -46,6 +46,7 @@ from sqlalchemy import Engine
 from timing import Timings, measure
 from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
+from hudi_meta.clean.execute import cleaner_plan, execute_clean
 from hudi_meta.clean.plan import (
     DELETE_LINK,
     KEEP_LATEST_FILE_VERSIONS,
@@ -58,7 +59,7 @@ from hudi_meta.clean.plan import (
     TimelineEntry,
     plan_clean,
 )
-from hudi_meta.clean.run import cleaner_plan, execute_clean, groups_from_index
+from hudi_meta.clean.run import groups_from_index
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import posixpath
-import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,33 +30,30 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from hudi_meta.clean.execute import (
+    FileReport,
+    MetadataStep,
+    clean_timeline,
+    cleaner_plan,
+    crash_point,
+    execute_clean,
+    finish_pending_cleans,
+    pending_cleans,
+    planned_paths,
+    read_pending_plan,
+)
 from hudi_meta.clean.plan import (
     DELETE_FILE,
     DELETE_LINK,
-    CleanAction,
     CleanFile,
     CleanGroup,
     CleanPlanResult,
     CleanPolicy,
     CleanSlice,
-    CleanTimeline,
-    TimelineEntry,
     plan_clean,
 )
 from hudi_meta.compaction.schedule import schedule_lock
-from hudi_meta.crash_points import CrashPoints
-from hudi_meta.errors import CorruptFileError, UnsupportedTableError
-from hudi_meta.format.avro_container import read_container
-from hudi_meta.format.log_reader import read_blocks
-from hudi_meta.format.table_service_metadata import (
-    ActionInstant,
-    CleanerPlan,
-    CleanFileInfo,
-    CleanMetadata,
-    CleanPartitionMetadata,
-    CompactionPlan,
-    file_name,
-)
+from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.models import file_group_table, file_slice_table, link_table, log_block_table, log_file_table
 from hudi_meta.index.states import LinkState
@@ -65,19 +61,16 @@ from hudi_meta.index.table_format import require_current_index
 from hudi_meta.metadata.sync import metadata_sync
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.instant import Action, Instant, State
-from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms as current_ms
 
 log = logging.getLogger(__name__)
 
-CLEAN_PLAN_VERSION = 2  # CleanPlanner.LATEST_CLEAN_PLAN_VERSION
-CLEAN_METADATA_VERSION = 2  # CleanerUtils.LATEST_CLEAN_METADATA_VERSION
-CRASH_AT_ENV = "HUDI_META_CLEAN_CRASH_AT"  # failure injection for crash tests: kill -9 this process at a named step
-CRASH_POINTS = ("after-requested", "after-inflight", "after-link", "after-delete", "before-commit")
-_crash = CrashPoints(CRASH_AT_ENV, CRASH_POINTS)
-set_crash_hook = _crash.set_hook
-_crash_point = _crash.reach
+
+def metadata_step(table: HudiTable) -> MetadataStep | None:
+    """What a clean of `table` writes to its metadata table before completing (None: it has none)."""
+    sync = metadata_sync(table)
+    return sync.clean if sync is not None else None
 
 
 def check_cleanable(table: HudiTable) -> None:
@@ -88,60 +81,6 @@ def check_cleanable(table: HudiTable) -> None:
             f"{table.base_path}: clean writes tables of version 6, 8 and 9 (this table is version {cfg.version})"
         )
     metadata_sync(table)  # refuses a metadata table partition it cannot keep
-
-
-# ---------------------------------------------------------------- planning inputs
-
-
-def clean_timeline(table: HudiTable) -> CleanTimeline:
-    """The timeline facts clean planning needs, read from the table's active timeline."""
-    tl = table.timeline
-    entries = tuple(TimelineEntry(i.requested_time, i.action, i.is_completed) for i in tl.instants)
-    compactions: dict[tuple[str, str], tuple[str, str]] = {}
-    clustering: dict[tuple[str, str], str] = {}
-    replaced: dict[tuple[str, str], str] = {}
-    savepointed: set[str] = set()
-    for instant in tl.instants:
-        t = instant.requested_time
-        if not instant.is_completed and instant.action in (Action.COMPACTION, Action.LOG_COMPACTION):
-            plan = CompactionPlan.from_bytes(tl.requested_bytes(t, instant.action))
-            for op in plan.operations:
-                compactions[(op.partition_path or "", op.file_id)] = (t, op.base_instant_time)
-        elif not instant.is_completed and instant.action in (Action.CLUSTERING, Action.REPLACE_COMMIT):
-            for key in _clustering_groups(tl.requested_bytes(t, instant.action), t):
-                clustering[key] = t
-        elif instant.is_completed and instant.action == Action.REPLACE_COMMIT:
-            for part, ids in tl.commit_metadata(instant).partition_to_replace_file_ids.items():
-                replaced.update(((part, fid), t) for fid in ids)
-        elif instant.is_completed and instant.action == Action.SAVEPOINT:
-            savepointed.update(_savepointed_files(tl.read_bytes(instant), t))
-    return CleanTimeline(
-        entries, compactions, clustering, replaced, frozenset(savepointed), table.config.timeline_timezone
-    )
-
-
-def _clustering_groups(data: bytes, instant: str) -> list[tuple[str, str]]:
-    """(partition, file id) of the input slices of a pending clustering (HoodieRequestedReplaceMetadata)."""
-    try:
-        rec = read_container(data)
-    except CorruptFileError as e:
-        raise CorruptFileError(f"cannot read the plan of pending replacecommit {instant}: {e}") from e
-    plan = (rec or {}).get("clusteringPlan") or {}
-    return [
-        (s.get("partitionPath") or "", s.get("fileId") or "")
-        for group in plan.get("inputGroups") or ()
-        for s in group.get("slices") or ()
-    ]
-
-
-def _savepointed_files(data: bytes, instant: str) -> set[str]:
-    """File names a savepoint keeps (HoodieSavepointMetadata's `savepointDataFile` per partition)."""
-    try:
-        rec = read_container(data)
-    except CorruptFileError as e:
-        raise CorruptFileError(f"cannot read savepoint {instant}: {e}") from e
-    partitions = (rec or {}).get("partitionMetadata") or {}
-    return {file_name(f) for pm in partitions.values() for f in pm.get("savepointDataFile") or ()}
 
 
 def groups_from_index(engine: Engine, table_id: int) -> list[CleanGroup]:
@@ -190,213 +129,6 @@ def groups_from_index(engine: Engine, table_id: int) -> list[CleanGroup]:
     return [CleanGroup(*keys[gid], tuple(found)) for gid, found in sorted(slices.items(), key=lambda x: keys[x[0]])]
 
 
-def groups_from_files(table: HudiTable) -> list[CleanGroup]:
-    """The same input as `groups_from_index`, from a listing of the table and its log files' headers (no store)."""
-    out = []
-    for fg in table.all_file_groups():
-        slices = []
-        for fs in fg.ordered_slices():
-            files = []
-            if fs.base_file is not None:
-                files.append(CleanFile(fs.base_file.name, instants=(fs.base_file.parsed.instant,)))
-            for lf in fs.sorted_logs():
-                path = posixpath.join(table.base_path, lf.path)
-                instants = sorted({i for blk in read_blocks(table.storage, path) if (i := blk.instant_time)})
-                files.append(CleanFile(lf.name, lf.link_target, None, tuple(instants)))
-            slices.append(CleanSlice(fs.base_instant, tuple(files)))
-        out.append(CleanGroup(fg.partition, fg.file_id, tuple(slices)))
-    return out
-
-
-# ---------------------------------------------------------------- instants
-
-
-def cleaner_plan(base_uri: str, result: CleanPlanResult) -> CleanerPlan:
-    """The `HoodieCleanerPlan` of a planned clean of the table at `base_uri`, as Java's `CleanPlanActionExecutor`
-    builds it: full paths, with the store's scheme (`s3://...`), so that Java finishing a clean we planned deletes
-    the same files."""
-    per_partition: dict[str, list[CleanFileInfo]] = defaultdict(list)
-    for action in result.deletions:  # links first: executors that follow the plan's order keep targets last
-        per_partition[action.partition].append(CleanFileInfo(posixpath.join(base_uri, action.path)))
-    earliest = result.earliest_commit_to_retain
-    return CleanerPlan(
-        earliest_instant_to_retain=None
-        if earliest is None
-        else ActionInstant(earliest.time, earliest.action, "COMPLETED"),
-        last_completed_commit_timestamp=result.last_completed_commit,
-        policy=result.policy.name,
-        version=CLEAN_PLAN_VERSION,
-        file_paths_to_be_deleted_per_partition={p: tuple(infos) for p, infos in per_partition.items()},
-    )
-
-
-def pending_cleans(table: HudiTable) -> list[Instant]:
-    return [i for i in table.timeline.pending() if i.action == Action.CLEAN]
-
-
-def read_pending_plan(table: HudiTable, instant: Instant) -> CleanerPlan | None:
-    """The plan of a pending clean (from `.requested`, as Java reads it); None when its files are empty."""
-    data = table.timeline.requested_bytes(instant.requested_time, Action.CLEAN)
-    if not data and instant.state == State.INFLIGHT:
-        data = table.timeline.read_bytes(instant)
-    return CleanerPlan.from_bytes(data) if data else None
-
-
-def planned_paths(plan: CleanerPlan) -> list[tuple[str, str]]:
-    """(partition, path relative to the table) of every file a plan deletes, in the plan's order; plan version 1
-    files (the deprecated map) too. Paths are rebuilt from the partition and the file name, so absolute paths of
-    any scheme (Java writes `file:/...`, `hdfs://...`) resolve to the same file."""
-    out: list[tuple[str, str]] = []
-    for partition, infos in plan.file_paths_to_be_deleted_per_partition.items():
-        out.extend((partition, _rel(partition, file_name(info.file_path))) for info in infos)
-    for partition, names in plan.files_to_be_deleted_per_partition.items():
-        out.extend((partition, _rel(partition, file_name(name))) for name in names)
-    return list(dict.fromkeys(out))
-
-
-def _rel(partition: str, name: str) -> str:
-    return f"{partition}/{name}" if partition else name
-
-
-@dataclass
-class FileReport:
-    """What a clean did (or would do) to one file: operation, path, reason, done, error."""
-
-    instant: str | None
-    operation: str
-    path: str
-    reason: str
-    done: bool = False
-    error: str | None = None
-
-    def row(self) -> dict[str, Any]:
-        return {
-            "instant": self.instant,
-            "operation": self.operation,
-            "path": self.path,
-            "reason": self.reason,
-            "done": self.done,
-            "error": self.error,
-        }
-
-
-@dataclass
-class CleanRun:
-    """One clean instant executed: its metadata and a report per file."""
-
-    instant: str
-    metadata: CleanMetadata
-    reports: list[FileReport] = field(default_factory=list)
-
-
-def execute_clean(
-    table: HudiTable,
-    instant: Instant,
-    plan: CleanerPlan,
-    reasons: dict[str, CleanAction] | None = None,
-    progress: Report = silent,
-) -> CleanRun:
-    """Run a requested or inflight clean to completion: inflight, links, other files, then `<t>.clean`."""
-    t0 = time.monotonic()
-    t = instant.requested_time
-    writer = table.timeline_writer()
-    if instant.state == State.REQUESTED:
-        # Java's transitionCleanRequestedToInflight keeps the plan on layout 1, writes an empty file on layout 2
-        writer.start(Action.CLEAN, t, plan.to_bytes() if table.config.timeline_layout < 2 else b"")
-    _crash_point("after-inflight")
-    storage, base = table.storage, table.base_path
-    entries = planned_paths(plan)
-    reports: dict[str, FileReport] = {}
-
-    def report(path: str, operation: str) -> FileReport:
-        action = (reasons or {}).get(path)
-        reason = action.reason if action is not None else f"planned by clean {t}"
-        reports[path] = FileReport(t, operation, path, reason)
-        progress("clean: files deleted", len(reports), len(entries))
-        return reports[path]
-
-    remaining = []
-    for _, path in entries:  # 1. links, unlinked (never followed)
-        full = posixpath.join(base, path)
-        if storage.supports_symlinks and storage.link_target(full) is not None:
-            _delete(storage, full, report(path, DELETE_LINK))
-            _crash_point("after-link")
-        else:
-            remaining.append(path)
-    linked = _symlink_targets(table, {posixpath.dirname(p) for p in remaining})
-    for path in remaining:  # 2. files, once no link on disk points at them
-        full = posixpath.join(base, path)
-        rep = report(path, DELETE_FILE)
-        if not storage.exists(full):
-            rep.done = True  # deleted by an earlier attempt of this clean
-            continue
-        if full in linked:
-            rep.error = f"still linked by {posixpath.relpath(linked[full], base)}: not deleted"
-            continue
-        _delete(storage, full, rep)
-        _crash_point("after-delete")
-    _crash_point("before-commit")
-    metadata = clean_metadata(t, plan, entries, reports, int((time.monotonic() - t0) * 1000))
-    with table_lock(storage, table.meta_path, table.config.props, f"complete clean {t}"):
-        if (sync := metadata_sync(table)) is not None:
-            sync.clean(t, metadata)
-        writer.complete(Action.CLEAN, t, metadata.to_bytes())
-    failed = sum(1 for r in reports.values() if not r.done)
-    log.info("clean %s completed: %d files deleted, %d kept (%s)", t, len(reports) - failed, failed, table.base_path)
-    ordered = [reports[path] for _, path in entries]
-    return CleanRun(t, metadata, ordered)
-
-
-def _delete(storage: Any, full: str, rep: FileReport) -> None:
-    try:
-        storage.delete(full)
-        rep.done = True
-    except OSError as e:
-        rep.error = e.strerror or str(e)
-
-
-def _symlink_targets(table: HudiTable, folders: Iterable[str]) -> dict[str, str]:
-    """Physical file -> a symlink on disk pointing at it, over the given partition folders."""
-    if not table.storage.supports_symlinks:
-        return {}
-    out: dict[str, str] = {}
-    for folder in sorted(folders):
-        for info in table.storage.list_dir(posixpath.join(table.base_path, folder) if folder else table.base_path):
-            if info.link_target is not None:
-                out.setdefault(posixpath.normpath(info.link_target), info.path)
-    return out
-
-
-def clean_metadata(
-    instant: str, plan: CleanerPlan, entries: Sequence[tuple[str, str]], reports: dict[str, FileReport], took_ms: int
-) -> CleanMetadata:
-    """`HoodieCleanMetadata` as Java's `CleanerUtils.convertCleanMetadata` builds it from the per-partition stats."""
-    partitions: dict[str, CleanPartitionMetadata] = {}
-    names: dict[str, list[str]] = defaultdict(list)
-    for partition, path in entries:
-        names[partition].append(path)
-    for partition in plan.file_paths_to_be_deleted_per_partition.keys() | names.keys():
-        paths = names.get(partition, [])
-        partitions[partition] = CleanPartitionMetadata(
-            partition_path=partition,
-            policy=plan.policy,
-            delete_path_patterns=tuple(posixpath.basename(p) for p in paths),
-            success_delete_files=tuple(posixpath.basename(p) for p in paths if reports[p].done),
-            failed_delete_files=tuple(posixpath.basename(p) for p in paths if not reports[p].done),
-        )
-    earliest = plan.earliest_instant_to_retain
-    return CleanMetadata(
-        start_clean_time=instant,
-        time_taken_in_millis=took_ms,
-        total_files_deleted=sum(len(pm.success_delete_files) for pm in partitions.values()),
-        earliest_commit_to_retain=earliest.timestamp if earliest is not None else "",
-        last_completed_commit_timestamp=plan.last_completed_commit_timestamp,
-        partition_metadata=partitions,
-        version=CLEAN_METADATA_VERSION,
-        extra_metadata=dict(plan.extra_metadata),
-    )
-
-
 # ---------------------------------------------------------------- the command
 
 
@@ -414,19 +146,6 @@ class CleanOutcome:
     def deleted(self) -> int:
         """Files deleted (pending cleans finished included); a dry run deletes none."""
         return sum(1 for r in self.reports if r.done and r.operation != "keep")
-
-
-def finish_pending_cleans(table: HudiTable) -> list[CleanRun]:
-    """Run every pending clean to completion, oldest first (Java's `CleanActionExecutor.execute`)."""
-    runs = []
-    for instant in pending_cleans(table):
-        plan = read_pending_plan(table, instant)
-        if plan is None:  # an empty pending clean: Java deletes such instants
-            table.timeline_writer().delete_pending(Action.CLEAN, instant.requested_time)
-            continue
-        runs.append(execute_clean(table, instant, plan))
-    table.reload()
-    return runs
 
 
 def plan_table_clean(
@@ -456,7 +175,8 @@ def run_clean(
     if dry_run:
         return _dry_run(engine, table, policy, now_ms)
     reports: list[FileReport] = []
-    runs = finish_pending_cleans(table)
+    step = metadata_step(table)
+    runs = finish_pending_cleans(table, step)
     for run in runs:
         reports.extend(_as_pending(run.reports))
     table_id, result = plan_table_clean(engine, table, policy, now_ms)
@@ -474,9 +194,9 @@ def run_clean(
         plan = cleaner_plan(table.uri, result)
         table.timeline_writer().request(Action.CLEAN, instant, plan.to_bytes())
         log.info("clean %s requested: %d files to delete (%s)", instant, len(result.deletions), table.base_path)
-    _crash_point("after-requested")
+    crash_point("after-requested")
     reasons = {a.path: a for a in result.actions}
-    run = execute_clean(table, Instant(instant, Action.CLEAN, State.REQUESTED), plan, reasons, progress)
+    run = execute_clean(table, Instant(instant, Action.CLEAN, State.REQUESTED), plan, reasons, progress, step)
     outcome.instant = instant
     outcome.reports.extend(run.reports)
     outcome.reports.extend(FileReport(instant, a.operation, a.path, a.reason, done=True) for a in result.kept)

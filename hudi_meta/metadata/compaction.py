@@ -90,6 +90,11 @@ def _compaction_instant(table: HudiTable, mdt: HudiTable, latest_deltacommit: st
         zone = table.config.timeline_timezone
         ms = instant_epoch_ms(min(on_mdt), zone) - 1  # instantTimeMinusMillis(pending, 1)
         return new_instant_time((), now=dt.datetime.fromtimestamp(ms / 1000, zone), zone=zone)
+    return fresh_instant(table, mdt)
+
+
+def fresh_instant(table: HudiTable, mdt: HudiTable) -> str:
+    """A new instant time after every requested and completion time of both timelines (a 1.x MDT service's)."""
     times = [
         t
         for tl in (table.timeline, mdt.timeline)

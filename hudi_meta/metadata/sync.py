@@ -1,13 +1,13 @@
 """Keep a data table's metadata table (MDT) in step with each action hudi-meta commits on it.
 
-Every commit path (our writer's deltacommits, compaction, clean, the rollbacks) calls one method of
-`MetadataSync` with the action's metadata, under the data table's lock, right before the data-table instant
-completes (Java's order: `writeTableMetadata`, then `saveAsComplete`). The method runs the MDT's own table service
-first (`compaction.compact_if_necessary`, as Java does before each deltacommit), derives the records of every MDT
-partition the table has (`records.py`, facts read by `written_files.py`) and writes them as one MDT deltacommit at
-the data-table instant (`writer.write_delta_commit`); a rollback rolls back the MDT's deltacommit of its target
-instead (`writer.follow_data_rollback`). A partition hudi-meta cannot keep correct for an action is refused before
-anything is written, in one line naming it. docs/metadata-table.md section 7.
+Every commit path (our writer's deltacommits, compaction, clean, the rollbacks) calls one method of `MetadataSync`
+with the action's metadata, under the data table's lock, right before the data-table instant completes (Java's
+order: `writeTableMetadata`, then `saveAsComplete`). The method runs the MDT's own table services first
+(`services.run_table_services`: clean, compaction, archival, as Java does around each deltacommit), derives the
+records of every MDT partition the table has (`records.py`, facts read by `written_files.py`) and writes them as one
+MDT deltacommit at the data-table instant (`writer.write_delta_commit`); a rollback rolls back the MDT's deltacommit
+of its target instead (`writer.follow_data_rollback`). A partition hudi-meta cannot keep correct for an action is
+refused before anything is written, in one line naming it. docs/metadata-table.md section 7.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.table_service_metadata import CleanMetadata, RollbackMetadata
 from hudi_meta.metadata import records
 from hudi_meta.metadata.column_ranges import file_ranges
-from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.init import data_table_props, metadata_partitions_now
 from hudi_meta.metadata.keys import secondary_file_group_index
 from hudi_meta.metadata.layout import INFLIGHT_PARTITIONS_KEY, default_file_group_of, mdt_path
@@ -40,6 +39,7 @@ from hudi_meta.metadata.records import (
     instant_millis,
 )
 from hudi_meta.metadata.rollback import open_mdt, refuse_compacted
+from hudi_meta.metadata.services import run_table_services
 from hudi_meta.metadata.writer import follow_data_rollback, write_delta_commit
 from hudi_meta.metadata.written_files import (
     COMPACT,
@@ -81,7 +81,7 @@ class MetadataSync:
         """The MDT deltacommit of data-table commit `instant` (a write or a compaction): every written file, plus
         `links` (partition -> name -> size: the links and carry logs an event-time compaction places in its
         slices, files on storage like any other, which the commit's write stats do not name)."""
-        compact_if_necessary(self.table)
+        run_table_services(self.table)
         out = records.listing_records(_merged(records.written_files(metadata), links))
         if COLUMN_STATS in self.partitions or PARTITION_STATS in self.partitions:
             out += self._stats_records(instant, metadata, links)
@@ -97,7 +97,7 @@ class MetadataSync:
         """The MDT deltacommit of clean `instant`: its deleted files as tombstones in `files`, and the deleted
         files' column stats and bloom filters (`convertMetadataToRecords(HoodieCleanMetadata)`; record index,
         partition stats and secondary indexes do not change)."""
-        compact_if_necessary(self.table)
+        run_table_services(self.table)
         out = records.clean_files_records(metadata)
         if self.column_stats is not None and COLUMN_STATS in self.partitions:
             out += records.clean_column_stats_records(self.column_stats, metadata)

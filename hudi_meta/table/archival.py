@@ -43,6 +43,7 @@ from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata, 
 from hudi_meta.table.archival_plan import (
     ArchivalPlan,
     ArchivalSettings,
+    Boundary,
     TimelineInstant,
     count_reach,
     plan_archival,
@@ -203,23 +204,26 @@ class ArchiveReport:
 # ---------------------------------------------------------------- archival
 
 
-def archive_timeline(table: HudiTable, dry_run: bool = True, settings: ArchivalSettings | None = None) -> ArchiveReport:
+def archive_timeline(
+    table: HudiTable, dry_run: bool = True, settings: ArchivalSettings | None = None, bound: Boundary | None = None
+) -> ArchiveReport:
     """Archive what the rules allow (a dry run by default: the plan, nothing written). With `dry_run=False`, under
-    the table lock: finish an earlier run's deletes, append the history file, delete the instants' files."""
+    the table lock: finish an earlier run's deletes, append the history file, delete the instants' files. `bound`:
+    one more boundary (`archival_plan.plan_archival`)."""
     check_archivable(table)
     settings = settings or ArchivalSettings.from_properties(table.config.props)
     if dry_run:
         table.reload()
-        return _archive(table, settings, execute=False)
+        return _archive(table, settings, False, bound)
     try:
         with table_lock(table.storage, table.meta_path, table.config.props, "archive"):
             table.reload()
-            return _archive(table, settings, execute=True)
+            return _archive(table, settings, True, bound)
     finally:
         table.reload()
 
 
-def _archive(table: HudiTable, settings: ArchivalSettings, execute: bool) -> ArchiveReport:
+def _archive(table: HudiTable, settings: ArchivalSettings, execute: bool, bound: Boundary | None) -> ArchiveReport:
     actions = active_actions(table)
     history = table.archived
     leftovers = [a for a in actions if a.requested_time in history]
@@ -228,7 +232,9 @@ def _archive(table: HudiTable, settings: ArchivalSettings, execute: bool) -> Arc
     rest = [a for a in actions if a.requested_time not in history]
     instants = [a.as_timeline_instant() for a in rest]
     links = _link_holders(table, rest, count_reach(instants, settings))
-    plan = plan_archival(instants, settings, _latest_clean_retain(table, rest), links, _metadata_compaction(table))
+    plan = plan_archival(
+        instants, settings, _latest_clean_retain(table, rest), links, _metadata_compaction(table), bound
+    )
     by_time = {a.requested_time: a for a in rest}
     chosen = [by_time[i.requested_time] for i in plan.instants]
     history_file = _target_file(table, chosen) if chosen else None

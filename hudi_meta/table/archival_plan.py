@@ -134,18 +134,20 @@ def plan_archival(
     clean_retain: str | None = None,
     link_holders: frozenset[str] = frozenset(),
     metadata_compaction: str | None = None,
+    bound: Boundary | None = None,
 ) -> ArchivalPlan:
     """The instants to archive now. `clean_retain` is the earliest instant to retain that the latest completed
     clean's plan names (None when it names none); `link_holders` are the completed compactions whose links'
     targets still exist; `metadata_compaction` is the metadata table's latest completed compaction ("" when it
-    has none, None when the table has no metadata table)."""
+    has none, None when the table has no metadata table); `bound`, one more boundary the caller sets (a metadata
+    table's archival stops at its data table's earliest active instant)."""
     ordered = sorted(instants, key=lambda i: i.requested_time)
     commits = [i for i in ordered if i.completed and i.action in COMMIT_ACTIONS]
     count = len(commits)
     if count <= settings.max_commits:
         summary = f"{count} completed commits, not more than {MAX_COMMITS_KEY}={settings.max_commits}"
         return ArchivalPlan((), None, count, summary)
-    boundary = earliest_boundary(ordered, clean_retain, link_holders, metadata_compaction)
+    boundary = earliest_boundary(ordered, clean_retain, link_holders, metadata_compaction, bound)
     chosen = [c for c in commits if boundary is None or c.requested_time < boundary.time]
     chosen = chosen[: count - settings.min_commits]
     kept_by = f"; kept from {boundary.time}: {boundary.reason}" if boundary else ""
@@ -167,6 +169,7 @@ def earliest_boundary(
     clean_retain: str | None = None,
     link_holders: frozenset[str] = frozenset(),
     metadata_compaction: str | None = None,
+    bound: Boundary | None = None,
 ) -> Boundary | None:
     """The earliest of every rule's boundary (`instants` sorted by requested time)."""
     found = [
@@ -179,6 +182,7 @@ def earliest_boundary(
             _latest_compaction(instants),
             _links(link_holders),
             _metadata_table(metadata_compaction),
+            bound,
         )
         if b is not None
     ]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from hudi_meta.clean.execute import CRASH_AT_ENV, CRASH_POINTS, groups_from_files
 from hudi_meta.clean.plan import (
     DELETE_LINK,
     KEEP_LATEST_BY_HOURS,
@@ -22,7 +23,7 @@ from hudi_meta.clean.plan import (
     CleanPolicy,
     Policy,
 )
-from hudi_meta.clean.run import CRASH_AT_ENV, CRASH_POINTS, groups_from_files, groups_from_index, run_clean
+from hudi_meta.clean.run import groups_from_index, run_clean
 from hudi_meta.errors import CleanedDataError
 from hudi_meta.format.avro_container import read_container
 from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata
