@@ -17,6 +17,11 @@ docs/metadata-table.md section 6.6.
 
 A data table whose clean or archival properties are invalid gets no MDT clean or archival (a warning): its own
 commands refuse them, and a write must not fail for its metadata table's housekeeping.
+
+Java takes the MDT's settings from the writer's config; hudi-meta reads two of them from the data table's
+hoodie.properties when set there (a positive whole number, else the default and a warning):
+`hoodie.metadata.compact.max.delta.commits` (10) and `hoodie.metadata.cleaner.commits.retained` (the MDT clean's
+retained commits, instead of the rule above; Java 0.x's key).
 """
 
 from __future__ import annotations
@@ -33,16 +38,19 @@ from hudi_meta.clean.execute import (
 )
 from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, CleanPolicy, plan_clean
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.metadata.compaction import compact_if_necessary, fresh_instant
+from hudi_meta.metadata.compaction import MAX_DELTA_COMMITS, compact_if_necessary, fresh_instant
 from hudi_meta.metadata.rollback import mdt_timeline_writer, open_mdt
 from hudi_meta.table.archival import archive_timeline
 from hudi_meta.table.archival_plan import ArchivalSettings, Boundary
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms
+from hudi_meta.values import JAVA_INT_MAX
 
 log = logging.getLogger(__name__)
 
+MAX_DELTA_COMMITS_KEY = "hoodie.metadata.compact.max.delta.commits"
+CLEAN_RETAINED_KEY = "hoodie.metadata.cleaner.commits.retained"
 MIN_CLEAN_RETAINED = 20  # HoodieMetadataWriteUtils: max(20, ...) commits for KEEP_LATEST_COMMITS
 V6_CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.createCleanTimestamp
 
@@ -50,13 +58,28 @@ V6_CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.createCleanTimestamp
 def run_table_services(table: HudiTable) -> None:
     """Clean, compact and archive the MDT of `table` as due (the caller holds the data table's lock)."""
     clean_if_necessary(table)
-    compact_if_necessary(table)
+    compact_if_necessary(table, _setting(table, MAX_DELTA_COMMITS_KEY) or MAX_DELTA_COMMITS)
     archive_if_necessary(table)
 
 
 def clean_policy(table: HudiTable) -> CleanPolicy:
-    data = CleanPolicy.from_properties(table.config.props)
-    return CleanPolicy(KEEP_LATEST_COMMITS, max(MIN_CLEAN_RETAINED, math.ceil(1.2 * data.commits_retained)))
+    retained = _setting(table, CLEAN_RETAINED_KEY)
+    if retained is None:
+        data = CleanPolicy.from_properties(table.config.props)
+        retained = max(MIN_CLEAN_RETAINED, math.ceil(1.2 * data.commits_retained))
+    return CleanPolicy(KEEP_LATEST_COMMITS, retained)
+
+
+def _setting(table: HudiTable, key: str) -> int | None:
+    text = table.config.props.get(key, "").strip()
+    if not text:
+        return None
+    if text.isascii() and text.isdigit() and 0 < int(text) <= JAVA_INT_MAX:
+        return int(text)
+    log.warning(
+        "%s=%r in the hoodie.properties of %s is not a positive whole number: ignored", key, text, table.base_path
+    )
+    return None
 
 
 def clean_if_necessary(table: HudiTable) -> str | None:

@@ -68,3 +68,13 @@ def test_metadata_table_cleaned_and_archived(tmp_path: Path, version: int) -> No
     assert all(i < earliest for i in mdt.archived), "an MDT instant at or after the data table's earliest active one"
     assert len(mdt.timeline.instants) < before + 1
     _check(t)
+
+
+def test_settings_from_the_data_tables_properties(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """hoodie.metadata.cleaner.commits.retained, when set, is the MDT clean's retention; a value that is not a
+    positive whole number is ignored with a warning (a write must not fail for it)."""
+    t = CoreTable(tmp_path / "t", props={"hoodie.metadata.cleaner.commits.retained": "3"}, version=9)
+    assert clean_policy(t.table).commits_retained == 3
+    bad = CoreTable(tmp_path / "u", props={"hoodie.metadata.cleaner.commits.retained": "-1"}, version=9)
+    assert clean_policy(bad.table).commits_retained == 20
+    assert "not a positive whole number" in caplog.text
