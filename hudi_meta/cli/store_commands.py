@@ -17,6 +17,7 @@ from hudi_meta.index.queries import SHOW_FROM_INDEX
 from hudi_meta.index.registry import register_table
 from hudi_meta.index.store import open_store, store_label
 from hudi_meta.index.table_format import require_current_index
+from hudi_meta.table.metadata_table import listing_through_metadata
 from hudi_meta.table.table import HudiTable
 from hudi_meta.values import JAVA_INT_MAX
 
@@ -36,6 +37,12 @@ def add_commands(sub: Subparsers) -> None:
         "--event-time-field", type=TEXT, help="record field holding the event time (default: as registered)"
     )
     index.add_argument("--json", action="store_true", help="print the run's counters as JSON")
+    index.add_argument(
+        "--through-metadata",
+        action="store_true",
+        help="list the table's files through its metadata table (object stores: a few reads instead of one listing "
+        "per partition; `check` first, to know they agree)",
+    )
     index.add_argument(
         "--batch-files", type=whole(1, JAVA_INT_MAX), default=200, help="log files scanned per transaction"
     )
@@ -68,6 +75,9 @@ def register_command(args: argparse.Namespace) -> int:
 
 def index_command(args: argparse.Namespace) -> int:
     table = HudiTable.open(args.table)
+    if args.through_metadata:
+        table = table.through(listing_through_metadata)
+        table.file_groups()  # refused in one line (no MDT, links, a pending clean or rollback) before the store
     with terminal_progress(not args.json) as progress:
         indexer = Indexer(open_store(args.db), table, batch_files=args.batch_files, progress=progress)
         stats = indexer.run(args.event_time_field)

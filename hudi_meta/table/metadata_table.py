@@ -31,7 +31,8 @@ from hudi_meta.format.log_block import BlockType, LogBlock
 from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.table.file_group_reader import ReadStats, visible_blocks
 from hudi_meta.table.fs_view import latest_slice_for_snapshot
-from hudi_meta.table.table import META_DIR, HudiTable
+from hudi_meta.table.instant import Action
+from hudi_meta.table.table import META_DIR, HudiTable, Listing
 
 METADATA_DIR = "metadata"  # <base>/.hoodie/metadata
 FILES_PARTITION = "files"
@@ -174,6 +175,34 @@ def read_files_partition(table: HudiTable) -> FilesListing:
     files_logs = [r if isinstance(r, str) else _files_record(r) for r in in_logs]
     merged = merge_with_base(files_base, merge_log_records(files_logs, combine_files_records), combine_files_records)
     return _listing(merged, base.path if base else None, tuple(lf.path for lf in logs))
+
+
+def listing_through_metadata(table: HudiTable) -> Listing:
+    """The table's data files as its metadata table's `files` partition lists them: a few reads of the MDT instead
+    of one listing request per partition folder (what the index uses on object stores, `index --through-metadata`).
+
+    Refused (MetadataTableError, one line) where that listing would not be the table's: without a metadata table;
+    on a store with symbolic links (a link's target is read from storage, and a clean must know it); while a
+    clean or rollback is pending (the MDT lags storage by what they delete or rename until they complete, and a
+    version-6 compaction planned without a renamed log file would drop its records). Files of writes still
+    pending are not listed: the MDT lists committed files only, and the next index run adds them once committed.
+    """
+    if table.storage.supports_symlinks:
+        raise MetadataTableError(
+            f"{table.base_path}: listing through the metadata table is for object stores; on a file system with "
+            "symbolic links the index reads each link's target from storage"
+        )
+    busy = [i for i in table.timeline.pending() if i.action in (Action.CLEAN, Action.ROLLBACK)]
+    if busy:
+        raise MetadataTableError(
+            f"{table.base_path}: {busy[0].action} {busy[0].requested_time} is pending, and the metadata table lags "
+            "storage until it completes: finish it, or index without --through-metadata"
+        )
+    listing: Listing = ([], [])
+    for partition, files in read_files_partition(table).files.items():
+        for name, size in files.items():
+            table.add_data_file(listing, partition, name, size, None)
+    return listing
 
 
 def slice_records(

@@ -21,7 +21,7 @@ import dataclasses
 import datetime as dt
 import os
 import posixpath
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
@@ -142,6 +142,10 @@ class SliceRead:
     log_files: tuple[str, ...]
 
 
+Listing = tuple[list[BaseFile], list[LogFile]]  # a table's data files: base files, log files
+ListingSource = Callable[["HudiTable"], Listing]
+
+
 class HudiTable:
     """One Hudi table (COW or MOR; versions 6, 8 and 9 are read, 6 is written) as of when it was opened: the
     engine-neutral entry point for reading it, for the writers and table services that change it, and for the
@@ -153,10 +157,18 @@ class HudiTable:
     its commit they repeat records of the slice before.
     """
 
-    def __init__(self, storage: Storage, base_path: str, config: TableConfig) -> None:
+    def __init__(
+        self, storage: Storage, base_path: str, config: TableConfig, listing_source: ListingSource | None = None
+    ) -> None:
         self.storage = storage
         self.base_path = base_path
         self.config = config
+        self.listing_source = listing_source  # None: list the storage (see `through`)
+
+    def through(self, listing_source: ListingSource) -> HudiTable:
+        """This table with its data files listed by `listing_source` instead of the storage (the index lists
+        through the metadata table this way: `metadata_table.listing_through_metadata`)."""
+        return HudiTable(self.storage, self.base_path, self.config, listing_source)
 
     @property
     def uri(self) -> str:
@@ -253,24 +265,26 @@ class HudiTable:
                 yield from self.partition_folders(info.path, f"{rel}/{info.name}" if rel else info.name)
 
     @cached_property
-    def _listing(self) -> tuple[list[BaseFile], list[LogFile]]:
-        ext = "." + self.config.base_file_format.lower()
-        bases: list[BaseFile] = []
-        logs: list[LogFile] = []
+    def _listing(self) -> Listing:
+        if self.listing_source is not None:
+            return self.listing_source(self)
+        listing: Listing = ([], [])
         for rel, path in self.partition_folders():
             for info in self.storage.list_dir(path):
-                if info.is_dir:
-                    continue
-                log = LogFileName.try_parse(info.name)
-                if log is not None and log.extension == "log" and not log.cdc:
-                    target = info.link_target
-                    rel_target = posixpath.relpath(target, self.base_path) if target else None
-                    logs.append(LogFile(rel, info.name, info.size, log, rel_target))
-                    continue
-                base = BaseFileName.try_parse(info.name)
-                if base is not None and base.extension == ext:
-                    bases.append(BaseFile(rel, info.name, info.size, base))
-        return bases, logs
+                if not info.is_dir:
+                    target = posixpath.relpath(info.link_target, self.base_path) if info.link_target else None
+                    self.add_data_file(listing, rel, info.name, info.size, target)
+        return listing
+
+    def add_data_file(self, listing: Listing, partition: str, name: str, size: int, link_target: str | None) -> None:
+        """Add file `name` of `partition` to `listing` when it is one of this table's base or log files."""
+        log = LogFileName.try_parse(name)
+        if log is not None and log.extension == "log" and not log.cdc:
+            listing[1].append(LogFile(partition, name, size, log, link_target))
+            return
+        base = BaseFileName.try_parse(name)
+        if base is not None and base.extension == "." + self.config.base_file_format.lower():
+            listing[0].append(BaseFile(partition, name, size, base))
 
     def view_inputs(self) -> ViewInputs:
         """The timeline facts the view needs (cached until `reload`)."""
