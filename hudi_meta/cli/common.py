@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 from hudi_meta.errors import BadValueError, HudiMetaError
+from hudi_meta.index.db import DB_ENV
 from hudi_meta.spelling import Spelled, fold
 from hudi_meta.sync.catalog import HIVE_EXTRA
 from hudi_meta.table.times import parse_duration_ms, parse_point, parse_time_ms
@@ -42,8 +43,36 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return text if "(default:" in text else super()._get_help_string(action)
 
 
+def add_global_options(parser: argparse.ArgumentParser, after_command: bool = False) -> None:
+    """`--db`, `--debug`, `-v/--verbose` and `-q/--quiet`: given before the command, or after it (`after_command`:
+    set only when given there, so they never reset what was given before)."""
+    given: dict[str, Any] = {"default": argparse.SUPPRESS} if after_command else {}
+    before = " (default: as given before the command)" if after_command else ""
+    parser.add_argument(
+        "--db",
+        type=TEXT,
+        help=f"metadata store URL or SQLite file (default: ${DB_ENV}, else a SQLite file in the data folder)",
+        **given,
+    )
+    options = (
+        (("--debug",), "print the traceback of any error on stderr"),
+        (("-v", "--verbose"), "log what changes a table (instants, deletes, moves)"),
+        (("-q", "--quiet"), "log errors only (no warnings)"),
+    )
+    for flags, text in options:
+        parser.add_argument(*flags, action="store_true", help=text + before, **given)
+
+
+def _global_options_after_command() -> Parser:
+    parser = Parser(add_help=False)
+    add_global_options(parser, after_command=True)
+    return parser
+
+
 def add_command(sub: Subparsers, name: str, func: Command | None, help: str, **kwargs: Any) -> Parser:
-    """A subcommand whose options show their defaults and that runs `func` (None: it has subcommands)."""
+    """A subcommand whose options show their defaults and that runs `func` (None: it has subcommands); the
+    global options are taken after it too."""
+    kwargs.setdefault("parents", [_global_options_after_command()])
     parser: Parser = sub.add_parser(name, help=help, description=help, formatter_class=HelpFormatter, **kwargs)
     if func is not None:
         parser.set_defaults(func=func)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 
 from hudi_meta.cli.common import TEXT, Subparsers, add_command
-from hudi_meta.cli.output import write_json
+from hudi_meta.cli.output import write_json_object
 from hudi_meta.freshness import Freshness
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.store import open_store
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import format_time_ms
+from hudi_meta.table.times import format_duration_ms, format_time_ms
 
 TIME_FIELDS = ("threshold_ms", "watermark_ms", "min_pending_event_time_ms")
 
@@ -39,13 +39,13 @@ def table_freshness(engine_db: str | None, base_path: str, now_ms: int | None = 
 def freshness_command(args: argparse.Namespace) -> int:
     f = table_freshness(args.db, args.table)
     if args.json:
-        write_json([f.as_dict()])
+        write_json_object(f.as_dict())
         return 0
     for key, value in f.as_dict().items():
         shown: object = "-" if value is None else value
         if key in TIME_FIELDS and isinstance(value, int):
             shown = format_time_ms(value)
         elif key == "lag_ms" and isinstance(value, int):
-            shown = f"{value / 1000:.1f} s"
+            shown = format_duration_ms(value)
         print(f"{key.removesuffix('_ms').replace('_', ' ')}: {shown}")
     return 0

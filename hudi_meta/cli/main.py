@@ -32,6 +32,7 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
+from hudi_meta import __version__
 from hudi_meta.cli import (
     archive_command,
     check_command,
@@ -46,10 +47,10 @@ from hudi_meta.cli import (
     store_commands,
     sync_command,
 )
-from hudi_meta.cli.common import EXIT_USAGE, TEXT, HelpFormatter, Parser
-from hudi_meta.cli.terminal import log_to_stderr
+from hudi_meta.cli.common import EXIT_USAGE, HelpFormatter, Parser, add_global_options
+from hudi_meta.cli.terminal import log_errors_only, log_to_stderr
 from hudi_meta.errors import HudiMetaError, first_line
-from hudi_meta.index.db import DB_ENV, resolve_db_url
+from hudi_meta.index.db import resolve_db_url
 from hudi_meta.index.store import store_label
 
 PROG = "hudi-meta"
@@ -76,15 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Metadata and event-time compaction for Hudi Merge-On-Read tables",
         formatter_class=HelpFormatter,
     )
-    parser.add_argument(
-        "--db",
-        type=TEXT,
-        help=f"metadata store URL or SQLite file (default: ${DB_ENV}, else a SQLite file in the data folder)",
-    )
-    parser.add_argument("--debug", action="store_true", help="print the traceback of any error on stderr")
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="log on stderr what changes a table (instants, deletes, moves)"
-    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    add_global_options(parser)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
     store_commands.add_commands(sub)
     read_command.add_commands(sub)
@@ -112,8 +106,13 @@ def run(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # a parser that cannot be built
         given = sys.argv[1:] if argv is None else argv
         return _bug(argparse.Namespace(debug="--debug" in given), e)
+    if args.verbose and args.quiet:
+        print(f"{PROG}: error: -v/--verbose and -q/--quiet together: give one", file=sys.stderr)
+        return EXIT_USAGE
     if args.verbose:
         log_to_stderr()
+    if args.quiet:
+        log_errors_only()
     try:
         code: int = args.func(args)
         sys.stdout.flush()

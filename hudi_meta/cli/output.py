@@ -38,6 +38,13 @@ def write_json(rows: Sequence[dict[str, Any]], out: TextIO | None = None) -> Non
     out.write("\n")
 
 
+def write_json_object(row: dict[str, Any], out: TextIO | None = None) -> None:
+    """One JSON object (a command about one thing: `freshness --json`)."""
+    out = sys.stdout if out is None else out  # looked up per call: tests and callers replace sys.stdout
+    json.dump(row, out, default=json_default, indent=1)
+    out.write("\n")
+
+
 def write_jsonl(rows: Iterable[dict[str, Any]], out: TextIO | None = None) -> None:
     out = sys.stdout if out is None else out  # looked up per call: tests and callers replace sys.stdout
     for row in rows:

@@ -31,6 +31,11 @@ def log_to_stderr() -> None:
     logger.setLevel(logging.INFO)
 
 
+def log_errors_only() -> None:
+    """`-q`: hudi-meta's warnings (a lock taken over, a setting ignored) are not shown; errors still are."""
+    logging.getLogger("hudi_meta").setLevel(logging.ERROR)
+
+
 @contextmanager
 def terminal_progress(enabled: bool = True) -> Iterator[Report]:
     """A reporter drawing bars on stderr (`enabled` and a terminal), else `silent`; bars are closed on exit."""

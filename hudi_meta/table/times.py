@@ -100,6 +100,26 @@ def format_time_ms(ms: int) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
+def format_duration_ms(ms: int) -> str:
+    """A duration as people read it: `850ms`, `42s`, `4m 12s`, `3h 05m`, `2d 07h` (two units at most, rounded
+    down; a negative duration gets a leading `-`)."""
+    if ms < 0:
+        return "-" + format_duration_ms(-ms)
+    if ms < 1000:
+        return f"{ms}ms"
+    seconds = ms // 1000
+    minutes, s = divmod(seconds, 60)
+    hours, m = divmod(minutes, 60)
+    days, h = divmod(hours, 24)
+    if days:
+        return f"{days}d {h:02d}h"
+    if hours:
+        return f"{hours}h {m:02d}m"
+    if minutes:
+        return f"{minutes}m {s:02d}s"
+    return f"{s}s"
+
+
 def parse_instant(text: str, timeline_zone: dt.tzinfo) -> str:
     """An instant time for reading as of a point: an instant as given (`yyyyMMddHHmmss[SSS]`, a real date), or
     a time (`parse_time_ms`) expressed in the timeline's time zone as Hudi writes instants

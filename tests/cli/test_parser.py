@@ -62,7 +62,8 @@ def test_every_command_dispatches_through_set_defaults(name: str) -> None:
 @pytest.mark.parametrize("name", ["", *sorted(ALL)])
 def test_every_option_has_help_and_shows_its_default(name: str) -> None:
     parser = ALL[name] if name else build_parser()
-    options = [a for a in parser._actions if a.option_strings and not isinstance(a, argparse._HelpAction)]
+    no_default = (argparse._HelpAction, argparse._VersionAction)
+    options = [a for a in parser._actions if a.option_strings and not isinstance(a, no_default)]
     help_text = " ".join(parser.format_help().split())
     for action in options:
         assert action.help, f"{name} {action.option_strings[0]} has no help"

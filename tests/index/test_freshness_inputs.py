@@ -95,7 +95,7 @@ def test_threshold_watermark_late_data_and_rollback(tmp_path: Path) -> None:
             timeout=300,
         )
         assert out.returncode == 0, out.stderr
-        cli = json.loads(out.stdout)[0]
+        cli = json.loads(out.stdout)
         assert (cli["threshold_ms"], cli["watermark_ms"], cli["late_records"]) == (at(50), at(5), 1)
         assert cli["compaction_instant"] == first
     finally:

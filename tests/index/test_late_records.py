@@ -84,7 +84,7 @@ def test_late_records_are_counted_record_by_record_and_recounted_as_t_moves(tmp_
             timeout=300,
         )
         assert out.returncode == 0, out.stderr
-        cli = json.loads(out.stdout)[0]
+        cli = json.loads(out.stdout)
         assert (cli["late_records"], cli["late_records_at_most"], cli["late_blocks"]) == (2, 2, blocks)
     finally:
         t.close()

@@ -161,3 +161,11 @@ def test_points_are_checked_by_the_time_rule_or_as_instants() -> None:
             parse_point(bad)
     with pytest.raises(BadValueError, match="zone"):  # 9999-12-31T23:00Z is year 10000 at +14:00
         parse_instant("9999-12-31T23:00:00Z", dt.timezone(dt.timedelta(hours=14)))
+
+
+def test_durations_read_as_people_read_them() -> None:
+    from hudi_meta.table.times import format_duration_ms
+
+    cases = {0: "0ms", 850: "850ms", 42_000: "42s", 252_000: "4m 12s", 11_100_000: "3h 05m", 198_000_000: "2d 07h"}
+    assert {ms: format_duration_ms(ms) for ms in cases} == cases
+    assert format_duration_ms(-61_000) == "-1m 01s"

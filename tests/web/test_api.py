@@ -58,7 +58,7 @@ def test_freshness_is_what_the_freshness_command_prints(client: FlaskClient, wri
         for key in ("core", "evil", "v8_trips"):
             done = cli("--db", writable_store.url, "freshness", writable_store.paths[key], "--json")
             assert done.returncode == 0, done.stderr
-            expected = json.loads(done.stdout)[0]
+            expected = json.loads(done.stdout)
             got = get(app.test_client(), f"/api/v1/tables/{writable_store.ids[key]}/freshness")
             histogram = got.pop("histogram")
             for moving in ("lag_ms",):
