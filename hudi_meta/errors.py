@@ -175,5 +175,10 @@ class CatalogUnavailableError(HudiMetaError):
     """The catalog could not be reached or dropped the connection (worth a retry)."""
 
 
+class UnavailableError(HudiMetaError):
+    """A service hudi-meta needs (a catalog) stayed unreachable through every retry: worth running again later,
+    so the CLI exits 4, not the usage error's 2."""
+
+
 class Abandoned(HudiMetaError):
     """A compaction left pending because the service is stopping; the next run finishes it."""

@@ -1,8 +1,9 @@
 """`hudi-meta` command line.
 
-Errors a user can cause (bad arguments and values, a table or file that is missing or unreadable, a store that
-does not work, a missing extra) are one line on stderr and exit code 2. Anything else is a bug: exit 1 with one
-line naming a log file that holds the traceback (`--debug` prints it instead). Ctrl-C exits 130.
+Errors a user can cause (bad arguments and values, a table or file that is missing or unreadable, a store that does
+not work, a missing extra) are one line on stderr and exit code 2; a catalog unreachable through every retry exits 4
+(run again later). Anything else is a bug: exit 1 with one line naming a log file that holds the traceback
+(`--debug` prints it instead). Ctrl-C exits 130.
 
 Run as a program, the process ends with `os._exit` once its output is flushed: interpreter shutdown is where
 native thread pools race it (pyarrow's IO threads releasing Python-owned read buffers after `Py_Finalize`
@@ -49,13 +50,14 @@ from hudi_meta.cli import (
 )
 from hudi_meta.cli.common import EXIT_USAGE, HelpFormatter, Parser, add_global_options
 from hudi_meta.cli.terminal import log_errors_only, log_to_stderr
-from hudi_meta.errors import HudiMetaError, first_line
+from hudi_meta.errors import HudiMetaError, UnavailableError, first_line
 from hudi_meta.index.db import resolve_db_url
 from hudi_meta.index.store import store_label
 
 PROG = "hudi-meta"
 EXIT_OK = 0
 EXIT_BUG = 1
+EXIT_UNAVAILABLE = 4  # a catalog unreachable through every retry: run again later (3: check's findings)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 LOG_DIR_ENV = "HUDI_META_LOG_DIR"
 # errors of a path the user gave (or that the table names): theirs to fix, not ours
@@ -122,6 +124,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         return _interrupted()
+    except UnavailableError as e:
+        return _user_error(args, e, first_line(e), EXIT_UNAVAILABLE)
     except HudiMetaError as e:
         return _user_error(args, e, first_line(e))
     except SQLAlchemyError as e:
@@ -150,11 +154,11 @@ def _cause_line(e: SQLAlchemyError) -> str:
     return first_line(cause if isinstance(cause, BaseException) else e)
 
 
-def _user_error(args: argparse.Namespace, e: BaseException, line: str) -> int:
+def _user_error(args: argparse.Namespace, e: BaseException, line: str, code: int = EXIT_USAGE) -> int:
     if args.debug:
         traceback.print_exception(e, file=sys.stderr)
     print(f"{PROG}: error: {line}", file=sys.stderr)
-    return EXIT_USAGE
+    return code
 
 
 def _bug(args: argparse.Namespace, e: BaseException) -> int:

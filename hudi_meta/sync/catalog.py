@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from hudi_meta.errors import BadValueError, CatalogUnavailableError, HudiMetaError
+from hudi_meta.errors import BadValueError, CatalogUnavailableError, HudiMetaError, UnavailableError
 from hudi_meta.values import ascii_integer, shown
 
 HIVE_EXTRA = "pip install 'hudi-meta[hive]'"
@@ -102,7 +102,7 @@ def with_retries(uri: str, policy: RetryPolicy, reconnect: Callable[[], None], c
     try:
         return retrying(call)
     except CatalogUnavailableError as e:
-        raise HudiMetaError(f"catalog {uri} unavailable after {policy.attempts} attempts: {e}") from e
+        raise UnavailableError(f"catalog {uri} unavailable after {policy.attempts} attempts: {e}") from e
 
 
 def open_catalog(mode: str, uri: str, policy: RetryPolicy | None = None, timeout_s: float = 30) -> Catalog:
