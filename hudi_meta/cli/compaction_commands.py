@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from hudi_meta.cli.common import (
     arg_type,
     require_spark,
 )
-from hudi_meta.cli.output import write_json
+from hudi_meta.cli.output import write_json, write_json_object
 from hudi_meta.cli.terminal import terminal_progress
 from hudi_meta.compaction.run import MapTasks, run_compaction, runnable_instant
 from hudi_meta.compaction.schedule import (
@@ -37,7 +38,7 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.store import open_store
 from hudi_meta.progress import Report
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import now_ms, parse_duration_ms, parse_time_ms
+from hudi_meta.table.times import format_duration_ms, now_ms, parse_duration_ms, parse_time_ms
 
 STRATEGY = SpelledChoice(Strategy)
 TRIGGER = SpelledChoice(Trigger)
@@ -79,6 +80,7 @@ def add_commands(sub: Subparsers) -> None:
     run.add_argument("--instant", type=INSTANT, help="the compaction instant to run (default: the oldest pending one)")
     run.add_argument("--spark-master", type=TEXT, default="local[2]", help="Spark master URL (--engine spark)")
     ENGINE.add(run, "--engine", "spark", "spark: tasks on Spark; local: in this process")
+    run.add_argument("--json", action="store_true", help="print what the run did as one JSON object")
     compaction_admin_commands.add_subcommands(csub)
 
 
@@ -128,6 +130,7 @@ def run_command(args: argparse.Namespace) -> int:
     table = HudiTable.open(args.table)
     engine = open_store(args.db)
     instant = runnable_instant(table, args.instant)
+    started = time.monotonic()
     with terminal_progress() as progress:
         if args.engine == "local":
             done = run_compaction(table, instant, reporting_tasks(progress), phase_reporter(progress))
@@ -136,6 +139,34 @@ def run_command(args: argparse.Namespace) -> int:
             from hudi_meta.spark.session import spark_session
 
             done = run(spark_session(args.spark_master), table, instant, phase_reporter(progress))
-        Indexer(engine, HudiTable.open(args.table), progress=progress).run()
-    print(f"completed compaction {done.requested_time}")
+        took_ms = int((time.monotonic() - started) * 1000)
+        after = HudiTable.open(args.table)
+        Indexer(engine, after, progress=progress).run()
+    summary = run_summary(after, done.requested_time, took_ms)
+    if args.json:
+        write_json_object(summary)
+    else:
+        print(
+            f"completed compaction {summary['instant']}: {summary['operations']} file groups, "
+            f"{summary['records_written']} records and {summary['bytes_written']} bytes written, "
+            f"{summary['log_files_compacted']} log files merged, {summary['links']} kept as links or copies, "
+            f"in {format_duration_ms(took_ms)}"
+        )
     return 0
+
+
+def run_summary(table: HudiTable, instant: str, took_ms: int) -> dict[str, object]:
+    """What a completed compaction did, from its plan and its commit's write stats."""
+    done = table.timeline.instant(instant)
+    assert done is not None and done.is_completed
+    stats = [s for group in table.timeline.commit_metadata(done).partition_to_write_stats.values() for s in group]
+    plan = table.compaction_plan(instant)
+    return {
+        "instant": instant,
+        "operations": len(plan.operations),
+        "records_written": sum(s.num_writes for s in stats),
+        "bytes_written": sum(s.total_write_bytes for s in stats),
+        "log_files_compacted": sum(s.total_log_files_compacted for s in stats),
+        "links": sum(len(op.symlink_operations) for op in plan.operations),
+        "duration_ms": took_ms,
+    }
