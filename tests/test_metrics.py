@@ -70,7 +70,7 @@ def test_the_metrics_command(engine: Engine, tmp_path: Path) -> None:
     db = str(engine.url)
     down = f"thrift://127.0.0.1:{free_port()}"
     failed = cli("--db", db, "sync", t.path, "--mode", "hms", "--uri", down, "--timeout", "1")
-    assert failed.returncode == 2
+    assert failed.returncode == 4  # the catalog unreachable: run again later
     out = cli("--db", db, "metrics", t.path)
     assert out.returncode == 0, out.stderr
     got = parse(out.stdout)
