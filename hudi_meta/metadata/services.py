@@ -41,7 +41,7 @@ from hudi_meta.errors import HudiMetaError
 from hudi_meta.metadata.compaction import MAX_DELTA_COMMITS, compact_if_necessary, fresh_instant
 from hudi_meta.metadata.rollback import mdt_timeline_writer, open_mdt
 from hudi_meta.table.archival import archive_timeline
-from hudi_meta.table.archival_plan import ArchivalSettings, Boundary
+from hudi_meta.table.archival_plan import COMMIT_ACTIONS, ArchivalSettings, Boundary
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms
@@ -133,8 +133,12 @@ def archive_if_necessary(table: HudiTable) -> int:
         log.warning("metadata table of %s not archived: %s", table.base_path, e)
         return 0
     settings = ArchivalSettings(data.min_commits + 1, data.max_commits + 1)
+    mdt = open_mdt(table)
+    commits = sum(1 for i in mdt.timeline.completed() if i.action in COMMIT_ACTIONS)
+    if commits <= settings.max_commits:  # the archiver's first rule, from the timeline alone: every commit pays it
+        return 0
     active = table.timeline.instants
     earliest = active[0].requested_time if active else ""
     bound = Boundary(earliest, f"{earliest or 'none'} is the data table's earliest active instant")
-    report = archive_timeline(open_mdt(table), dry_run=False, settings=settings, bound=bound)
+    report = archive_timeline(mdt, dry_run=False, settings=settings, bound=bound)
     return len(report.plan.instants)
