@@ -92,6 +92,9 @@ def add_commands(sub: Subparsers) -> None:
     )
     quick.add_argument("--port", type=PORT, default=8080, help="port of the web UI it serves at the end")
     quick.add_argument("--no-ui", action="store_true", help="exit after the sync instead of serving the web UI")
+    quick.add_argument(
+        "--overwrite", action="store_true", help="replace the work folder of an earlier quickstart (never another)"
+    )
 
 
 def ingest_command(args: argparse.Namespace) -> int:
@@ -147,5 +150,5 @@ def quickstart_command(args: argparse.Namespace) -> int:
     if not args.no_ui:
         require_web()
         listening_socket("127.0.0.1", args.port).close()  # a port in use is said now, not after the demo
-    run_quickstart(Path(args.workdir).resolve(), ui_port=None if args.no_ui else args.port)
+    run_quickstart(Path(args.workdir).resolve(), ui_port=None if args.no_ui else args.port, overwrite=args.overwrite)
     return 0

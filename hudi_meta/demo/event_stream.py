@@ -112,10 +112,12 @@ def create_events_table(
     options: Mapping[str, object] | None = None,
     version: int = 6,
     metadata_table: bool = False,
+    extra_props: dict[str, str] | None = None,
 ) -> HudiTable:
     """A MOR table (bucket index, table `version`) for this stream: key `event_id`, ordering and event time `ts`,
     partitioned by `region`, at a path or URI (with fsspec storage `options`), with Hudi's metadata table when
-    `metadata_table`. Every write into it starts a new log file of each slice it touches."""
+    `metadata_table` and `extra_props` in hoodie.properties. Every write into it starts a new log file of each
+    slice it touches."""
     table = create_table(
         path,
         "events",
@@ -125,6 +127,7 @@ def create_events_table(
         event_time_field="ts",
         buckets=buckets,
         min_event_time_header=min_event_time_header,
+        extra_props=extra_props,
         options=options,
         version=version,
     )

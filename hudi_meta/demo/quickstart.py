@@ -9,45 +9,76 @@ Ctrl-C. Everything lands in the work folder.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hudi_meta.check.index_drift import check_table
 from hudi_meta.clean.plan import KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.clean.run import run_clean
-from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.schedule import DATA_LATENCY_KEY, ScheduleRequest, schedule_compaction
 from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.demo.local_servers import metastore
+from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import make_engine
+from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import link_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.sync.properties import FRESHNESS_KEYS
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import format_time_ms
+from hudi_meta.table.times import format_duration_ms, format_time_ms, now_ms
 from hudi_meta.table.writer import CURRENT_VERSION
 
+MARKER = ".hudi-meta-quickstart"  # in every work folder the quickstart made: the only folders it replaces
+INTERVAL_MS = 5 * 60_000  # event time each batch covers: six batches are the last half hour
+DATA_LATENCY_MS = 10 * 60_000  # T = now - 10 min: the last batch's log files stay after T, as links
 
-def run_quickstart(workdir: Path, batches: int = 6, rows: int = 500, ui_port: int | None = 8080) -> None:
+
+def prepare_workdir(workdir: Path, overwrite: bool) -> None:
+    """Create the work folder; an existing one is replaced only when asked and only if a quickstart made it (a
+    `serve` may still read its store, and a folder of the user's own must never be deleted)."""
+    if workdir.exists() and any(workdir.iterdir()):
+        if not (workdir / MARKER).exists():
+            raise HudiMetaError(f"{workdir} exists and was not made by the quickstart: give another --workdir")
+        if not overwrite:
+            raise HudiMetaError(
+                f"{workdir} holds an earlier quickstart (stop a `serve` still using it): "
+                "give --overwrite to replace it, or another --workdir"
+            )
+        print(f"replacing the earlier quickstart in {workdir}")
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / MARKER).write_text("made by hudi-meta quickstart; --overwrite replaces this folder\n")
+
+
+def run_quickstart(
+    workdir: Path, batches: int = 6, rows: int = 500, ui_port: int | None = 8080, overwrite: bool = False
+) -> None:
     """The demo end to end; with `ui_port` (None: exit at once) the web UI then serves the store until Ctrl-C."""
     started = time.monotonic()
-    if workdir.exists():
-        shutil.rmtree(workdir)
-    workdir.mkdir(parents=True)
+    prepare_workdir(workdir, overwrite)
     path, url = str(workdir / "events"), f"sqlite:///{workdir / 'hudi-meta.db'}"
+    print("0. starting a Hive metastore (Derby, in the work folder) and a local Spark session ...", flush=True)
     server = metastore(workdir / "metastore").start()
     uri = f"thrift://127.0.0.1:{server.port}"
     try:
         spark = _spark(workdir, uri)
-        threshold = _write(spark, path, batches, rows)
+        took = time.monotonic() - started
+        print(f"   ready after {took:.0f} s (Spark's own log: {workdir / 'spark.log'})", flush=True)
+        arrivals = _write(spark, path, batches, rows)
         upgrade(url)
         engine = make_engine(url)
         stats = Indexer(engine, HudiTable.open(path)).run()
-        print(f"2. indexed into {url}: {stats.blocks_added} log blocks, {stats.instants_added} instants")
-        if not _compact(spark, engine, path, threshold):
+        print(f"2. indexed into {url}: {stats.blocks_added} log blocks, {stats.instants_added} instants", flush=True)
+        if not _compact(spark, engine, path, arrivals):
             return
         _clean(engine, path)
         _sync_and_read_back(spark, engine, path, uri)
@@ -65,10 +96,30 @@ def run_quickstart(workdir: Path, batches: int = 6, rows: int = 500, ui_port: in
 
 
 def _spark(workdir: Path, metastore_uri: str) -> Any:
-    """Local Spark using the metastore (Spark SQL reads what the sync publishes), its Hive scratch in `workdir`."""
+    """Local Spark using the metastore (Spark SQL reads what the sync publishes), its Hive scratch in `workdir`;
+    the JVM's own stderr (its start-up banner, Spark's log) goes to `workdir/spark.log`, not between the steps."""
     from hudi_meta.spark.session import spark_session
 
     hive = workdir / "spark-hive"
+    with _stderr_to(workdir / "spark.log"):
+        return _session(spark_session, hive, metastore_uri)
+
+
+@contextlib.contextmanager
+def _stderr_to(log: Path) -> Iterator[None]:
+    """File descriptor 2 points at `log` while the JVM starts (a child inherits it), then back at the terminal."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with log.open("ab") as f:
+            os.dup2(f.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _session(spark_session: Any, hive: Path, metastore_uri: str) -> Any:
     return spark_session(
         "local[2]",
         "hudi-meta-quickstart",
@@ -80,26 +131,59 @@ def _spark(workdir: Path, metastore_uri: str) -> Any:
     )
 
 
-def _write(spark: Any, path: str, batches: int, rows: int) -> int:
-    """The demo table from an event stream with late data, updates and deletes; the T to compact at."""
+@dataclass(frozen=True)
+class Arrival:
+    """When the demo wrote a record version: its batch's start in event time (older event times arrived late)."""
+
+    batch: int
+    batch_start_ms: int
+
+
+def _write(spark: Any, path: str, batches: int, rows: int) -> dict[tuple[str, int], Arrival]:
+    """The demo table from an event stream that ends now, with late data, updates and deletes; when each record
+    version (event_id, ts) arrived."""
     from hudi_meta.spark import writer
 
-    print(f"1. demo table {path} (MOR, table version {CURRENT_VERSION}, bucket index, event time `ts`)")
-    create_events_table(path, buckets=2, version=CURRENT_VERSION, metadata_table=True)
-    watermarks = []
-    for batch in generate(StreamSpec(batches=batches, rows_per_batch=rows, late_share=0.15, seed=1)):
-        writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(path), "upsert")
+    print(
+        f"1. demo table {path} (MOR, table version {CURRENT_VERSION}, bucket index, event time `ts`, data latency "
+        f"{format_duration_ms(DATA_LATENCY_MS)}): an event stream of the last half hour, written by Spark",
+        flush=True,
+    )
+    latency = {DATA_LATENCY_KEY: str(DATA_LATENCY_MS)}  # the table's own data latency: schedules and the UI use it
+    create_events_table(path, buckets=2, version=CURRENT_VERSION, metadata_table=True, extra_props=latency)
+    spec = StreamSpec(
+        batches=batches,
+        rows_per_batch=rows,
+        start_ms=now_ms() - batches * INTERVAL_MS,
+        batch_interval_ms=INTERVAL_MS,
+        late_share=0.15,
+        mean_lateness_ms=60_000,
+        seed=1,
+    )
+    arrivals: dict[tuple[str, int], Arrival] = {}
+    for batch in generate(spec):
+        begin = batch.watermark_ms - INTERVAL_MS
+        times = batch.upserts.column("ts").to_pylist()
+        for key, ts in zip(batch.upserts.column("event_id").to_pylist(), times, strict=True):
+            arrivals[(key, ts)] = Arrival(batch.number, begin)
+        instant = writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(path), "upsert")
         if batch.deletes.num_rows:
             writer.write(spark.createDataFrame(batch.deletes), HudiTable.open(path), "delete")
-        watermarks.append(batch.watermark_ms)
-    print(f"   wrote {batches} batches of {rows} events (15% late) with updates and deletes")
-    return watermarks[len(watermarks) // 2]
+        late = sum(1 for ts in times if ts < begin)
+        print(
+            f"   batch {batch.number + 1}/{batches}: {len(times)} events of {format_time_ms(begin)[11:16]}-"
+            f"{format_time_ms(batch.watermark_ms)[11:16]} UTC ({late} late, up to "
+            f"{format_duration_ms(begin - min(times))} before), {batch.deletes.num_rows} deletes: deltacommit "
+            f"{instant.requested_time}",
+            flush=True,
+        )
+    return arrivals
 
 
-def _compact(spark: Any, engine: Any, path: str, threshold: int) -> bool:
+def _compact(spark: Any, engine: Any, path: str, arrivals: dict[tuple[str, int], Arrival]) -> bool:
     from hudi_meta.spark import compaction
 
-    result = schedule_compaction(engine, HudiTable.open(path), ScheduleRequest(threshold_ms=threshold))
+    result = schedule_compaction(engine, HudiTable.open(path), ScheduleRequest())  # T = now - the table's latency
     if result.instant is None:
         print(f"3. nothing to compact: {result.reason}")
         return False
@@ -107,19 +191,30 @@ def _compact(spark: Any, engine: Any, path: str, threshold: int) -> bool:
     Indexer(engine, HudiTable.open(path)).run()
     table = HudiTable.open(path)
     links = link_rows(engine, table_id_of(engine, table.uri) or 0)
-    t = result.threshold_ms if result.threshold_ms is not None else threshold
+    assert result.threshold_ms is not None  # an event-time plan always has its T
+    t = result.threshold_ms
+    merged = sum(len(op.delta_file_paths) for op in result.plan.operations) if result.plan else 0
     print(
-        f"3. event-time compaction {result.instant} at T = {format_time_ms(t)}: "
-        f"{len(result.plan.operations) if result.plan else 0} file groups, {len(links)} log files kept as links"
+        f"3. event-time compaction {result.instant} at T = now - {format_duration_ms(DATA_LATENCY_MS)} "
+        f"= {format_time_ms(t)}: {len(result.plan.operations) if result.plan else 0} file groups, {merged} log "
+        f"files merged into new base files, {len(links)} log files after T kept as links",
+        flush=True,
     )
-    ro = table.read("ro")
-    in_ro = {(r["event_id"], r["ts"]) for r in ro.select(["event_id", "ts"]).to_pylist()}
-    old = [(r["event_id"], r["ts"]) for r in table.read("snapshot").select(["event_id", "ts"]).to_pylist()]
-    old = [key for key in old if key[1] <= t]
-    missing = [key for key in old if key not in in_ro]
+    ro = {(r["event_id"], r["ts"]) for r in table.read("ro").select(["event_id", "ts"]).to_pylist()}
+    snapshot = [(r["event_id"], r["ts"]) for r in table.read("snapshot").select(["event_id", "ts"]).to_pylist()]
+    in_links = [key for key in snapshot if key not in ro]
+    late = [key for key in in_links if key[1] < arrivals[key].batch_start_ms]
+    oldest = format_time_ms(min(ts for _, ts in in_links)) if in_links else "-"
     print(
-        f"   read-optimized view: {len(old) - len(missing)} of the {len(old)} records with event time <= T "
-        f"({ro.num_rows} rows in all){'' if missing else ' - all of them'}"
+        f"   the links hold {len(in_links)} records the read-optimized view does not have yet, the oldest at "
+        f"{oldest} (after T), {len(late)} of them late arrivals"
+    )
+    old = [key for key in snapshot if key[1] <= t]
+    missing = [key for key in old if key not in ro]
+    print(
+        f"   read-optimized view: {len(old) - len(missing)} of the snapshot view's {len(old)} records with event "
+        f"time <= T{' - all of them' if not missing else ''} (read-optimized view {len(ro)} rows, snapshot view "
+        f"{len(snapshot)} rows)"
     )
     return True
 
@@ -152,6 +247,16 @@ def _sync_and_read_back(spark: Any, engine: Any, path: str, uri: str) -> None:
     print(f"   Spark SQL `SHOW TBLPROPERTIES default.events_ro` reads ({', '.join(report.tables)} alike):")
     for key in FRESHNESS_KEYS:
         print(f"   {key} = {published.get(key)}")
+    fresh = indexed_freshness(engine, HudiTable.open(path))
+    lag = format_duration_ms(fresh.lag_ms) if fresh.lag_ms is not None else "-"
+    print(
+        f"   freshness: the read-optimized view holds all data before {_shown_time(fresh.watermark_ms)}, "
+        f"lag {lag} (`hudi-meta freshness`)"
+    )
+
+
+def _shown_time(ms: int | None) -> str:
+    return format_time_ms(ms) if ms is not None else "-"
 
 
 def serve_ui(url: str, port: int) -> None:

@@ -100,6 +100,14 @@ def format_time_ms(ms: int) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
+def format_datetime(value: dt.datetime) -> str:
+    """A moment in the one text format of hudi-meta's output: ISO-8601 UTC with milliseconds (`format_time_ms`).
+    A naive value is taken as UTC (the store keeps UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return format_time_ms((value - EPOCH) // dt.timedelta(milliseconds=1))
+
+
 def format_duration_ms(ms: int) -> str:
     """A duration as people read it: `850ms`, `42s`, `4m 12s`, `3h 05m`, `2d 07h` (two units at most, rounded
     down; a negative duration gets a leading `-`)."""

@@ -212,8 +212,19 @@ def test_quickstart(tmp_path: Path) -> None:
     finally:
         process.terminate()
         _, err = process.communicate(timeout=60)
-    assert lines[0].startswith("1. demo table") and any(line.startswith("3. event-time compaction") for line in lines)
-    assert any(line.endswith("- all of them") for line in lines)
+    assert (
+        lines[0].startswith("0. starting a Hive metastore")
+        and lines[2].startswith("1. demo table")
+        and any(line.startswith("3. event-time compaction") for line in lines)
+    )
+    assert any("<= T - all of them (read-optimized view " in line for line in lines)
+    # the stream ends now and has late data: the links hold real records after T, late arrivals among them, and
+    # the lag is the table's 10-minute data latency (plus the seconds the demo took), not days
+    held = next(line for line in lines if line.startswith("   the links hold ")).split()
+    assert int(held[3]) > 0 and int(held[held.index("late") - 3]) > 0, held
+    assert "(read-optimized view " in next(line for line in lines if line.startswith("   read-optimized view: "))
+    lag = next(line for line in lines if line.startswith("   freshness: ")).split("lag ")[1].split()
+    assert lag[0] == "10m" or lag[0] == "11m", lag
     clean = next(line for line in lines if line.startswith("4. clean "))
     assert "kept because a link shows them" in clean and "`check` found nothing" in clean
     assert any(line.startswith("5. synced into a Hive metastore at thrift://127.0.0.1:") for line in lines)
@@ -229,6 +240,27 @@ def test_quickstart(tmp_path: Path) -> None:
     # listing through it reads what hudi-meta reads
     assert HudiTable.open(str(tmp_path / "qs" / "events")).config.metadata_partitions == ("files",)
     check_readers(tmp_path / "qs" / "events")
+
+
+def test_quickstart_never_replaces_a_folder_silently(tmp_path: Path) -> None:
+    """A folder the quickstart did not make is never deleted; an earlier quickstart's only with --overwrite (a
+    `serve` may still read its store). Both refusals come before Spark starts and leave the folder as it was."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    for extra in ([], ["--overwrite"]):
+        out = run("quickstart", "--workdir", str(mine), "--no-ui", *extra)
+        assert out.returncode == 2 and out.stderr.strip() == (
+            f"hudi-meta: error: {mine} exists and was not made by the quickstart: give another --workdir"
+        )
+    assert (mine / "notes.txt").read_text() == "keep me"
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    (earlier / ".hudi-meta-quickstart").write_text("")
+    (earlier / "hudi-meta.db").write_text("the store a serve may read")
+    out = run("quickstart", "--workdir", str(earlier), "--no-ui")
+    assert out.returncode == 2 and "give --overwrite to replace it" in out.stderr
+    assert (earlier / "hudi-meta.db").read_text() == "the store a serve may read"
 
 
 def test_a_cli_created_table_with_late_data_gets_links(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from hudi_meta.table.times import (
     MAX_DURATION_MS,
     MAX_TIME_MS,
     duration_ms,
+    format_datetime,
     format_time_ms,
     parse_duration_ms,
     parse_instant,
@@ -169,3 +170,14 @@ def test_durations_read_as_people_read_them() -> None:
     cases = {0: "0ms", 850: "850ms", 42_000: "42s", 252_000: "4m 12s", 11_100_000: "3h 05m", 198_000_000: "2d 07h"}
     assert {ms: format_duration_ms(ms) for ms in cases} == cases
     assert format_duration_ms(-61_000) == "-1m 01s"
+
+
+@given(st.datetimes(min_value=dt.datetime(1970, 1, 1), max_value=dt.datetime(9999, 12, 31)))
+def test_a_moment_prints_in_the_one_text_format(moment: dt.datetime) -> None:
+    """The one output format (ISO-8601 UTC, milliseconds, `Z`): a naive moment is UTC, an aware one is shifted to
+    UTC, and the text reads back (as `fromisoformat` reads it) as the moment truncated to the millisecond."""
+    text = format_datetime(moment)
+    assert text == format_datetime(moment.replace(tzinfo=dt.UTC).astimezone(dt.timezone(dt.timedelta(hours=-5))))
+    back = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    assert text.endswith("Z") and len(text) == 24
+    assert back == moment.replace(tzinfo=dt.UTC, microsecond=moment.microsecond // 1000 * 1000)
