@@ -1,10 +1,11 @@
 """The web UI (docs/service-and-ui.md section 2), importable as `hudi_meta.web`: `create_app(config)` builds the Flask
 app.
 
-One blueprint per area: `tables` (overview, table page with timeline and event-time chart, file groups, late
-data), `plans`, `lineage`, `api` (the same data as JSON under `/api/v1/`), `metrics` (Prometheus text),
-`auth` (token login) and `actions` (schedule, clean dry run, sync). Every page reads the metadata store through
-one connection per request; no page opens a table's files. Without a configured token the UI is read-only.
+One blueprint per area: `tables` (overview, table page with freshness, history, event-time chart and timeline,
+file groups, late data), `plans`, `lineage`, `api` (the same data as JSON under `/api/v1/`, and its index page),
+`metrics` (Prometheus text), `auth` (token login) and `actions` (schedule, run a compaction, clean dry run, sync).
+Every page reads the metadata store through one connection per request; no page opens a table's files. Without a
+configured token the UI is read-only.
 
 Config keys (`create_app({...})`; `hudi-meta serve` fills them from its options and the environment):
 
@@ -55,6 +56,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["hudi_meta.states"] = StateCache()
     register_template_helpers(app)
     register_errors(app)
-    for bp in (tables.bp, plans.bp, lineage.bp, api.bp, prometheus.bp, auth.bp, actions.bp):
+    for bp in (tables.bp, plans.bp, lineage.bp, api.bp, api.index_bp, prometheus.bp, auth.bp, actions.bp):
         app.register_blueprint(bp)
     return app

@@ -1,12 +1,13 @@
-"""Actions (need the UI token, see web/auth.py): schedule an event-time compaction, plan a clean (dry run:
-nothing is deleted), sync the freshness into the configured catalog. Each is served at
-`/tables/<id>/actions/<name>` (a form post: the result is shown on the page) and at
-`/api/v1/tables/<id>/actions/<name>` (JSON). Every field is read in its own type (`common.Body`: JSON numbers and
-booleans, or a form's strings) and checked before the table is opened. Only the table the store registered is
-opened: its base path comes from the store, never from the request."""
+"""Actions (need the UI token, see web/auth.py): schedule an event-time compaction, run a pending one (in this
+process: the UI has no Spark session), plan a clean (dry run: nothing is deleted), sync the freshness into the
+configured catalog. Each is served at `/tables/<id>/actions/<name>` (a form post: the result is shown on the
+page) and at `/api/v1/tables/<id or name>/actions/<name>` (JSON). Every field is read in its own type
+(`common.Body`: JSON numbers and booleans, or a form's strings) and checked before the table is opened. Only the
+table the store registered is opened: its base path comes from the store, never from the request."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,16 +15,19 @@ from flask import Blueprint, abort, current_app, flash, jsonify, redirect, rende
 
 from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, Policy
 from hudi_meta.clean.run import check_cleanable, format_reports, run_clean
+from hudi_meta.compaction.run import run_compaction, runnable_instant
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
-from hudi_meta.errors import HudiMetaError
+from hudi_meta.errors import BadValueError, HudiMetaError
 from hudi_meta.format.links import LinkMode
+from hudi_meta.index.browse import TableRow
+from hudi_meta.index.indexer import Indexer
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import now_ms
+from hudi_meta.table.times import format_duration_ms, now_ms
 
 from . import store
 from .auth import action_required
-from .common import Body, action_body, table_or_404, wants_json
+from .common import INSTANT_RE, Body, action_body, table_by_ref, wants_json
 
 bp = Blueprint("actions", __name__)
 Run = Callable[[HudiTable], dict[str, Any]]  # an action with its fields checked, waiting for its table
@@ -44,6 +48,45 @@ def _schedule(body: Body) -> Run:
 def _scheduled(table: HudiTable, request_: ScheduleRequest) -> dict[str, Any]:
     result = schedule_compaction(store.engine(), table, request_)
     return {**result.row(), "message": result.message()}
+
+
+def _run(body: Body) -> Run:
+    instant = body.text("instant")
+    if instant is not None and not INSTANT_RE.match(instant.strip()):
+        raise BadValueError(f"instant: not an instant time: {instant[:40]!r} (17 digits, e.g. 20261128141800297)")
+    return lambda table: _ran(table, instant.strip() if instant is not None else None)
+
+
+def _ran(table: HudiTable, instant: str | None) -> dict[str, Any]:
+    """Run the pending compaction `instant` (None: the oldest) with the local engine, as `hudi-meta compaction
+    run --engine local` does, index what it wrote, and say what that was from its commit."""
+    instant = runnable_instant(table, instant)  # refused in one line before any work
+    started = time.monotonic()
+    run_compaction(table, instant)
+    took_ms = int((time.monotonic() - started) * 1000)
+    table.reload()
+    Indexer(store.engine(), table).run()
+    done = table.timeline.instant(instant)
+    assert done is not None and done.is_completed
+    stats = [s for group in table.timeline.commit_metadata(done).partition_to_write_stats.values() for s in group]
+    links = sum(len(op.symlink_operations) for op in table.compaction_plan(instant).operations)
+    records, written = sum(s.num_writes for s in stats), sum(s.total_write_bytes for s in stats)
+    merged = sum(s.total_log_files_compacted for s in stats)
+    return {
+        "message": f"completed compaction {instant}: {len(stats)} base files written ({records} records, "
+        f"{written} bytes), {merged} log files merged, {links} kept as links or copies, in "
+        f"{format_duration_ms(took_ms)}",
+        "instant": instant,
+        "records_written": records,
+        "bytes_written": written,
+        "log_files_compacted": merged,
+        "links": links,
+        "duration_ms": took_ms,
+        "files": [
+            {"partition": s.partition_path, "path": s.path, "records": s.num_writes, "bytes": s.total_write_bytes}
+            for s in stats
+        ],
+    }
 
 
 def _clean(body: Body) -> Run:
@@ -80,18 +123,29 @@ def _synced(table: HudiTable, target: SyncTarget) -> dict[str, Any]:
 # each action: the fields it takes, and what checks them (before its table is opened) into a run
 ACTIONS: dict[str, tuple[tuple[str, ...], Callable[[Body], Run]]] = {
     "schedule": (("threshold", "data_latency", "mode", "exact"), _schedule),
+    "run": (("instant",), _run),
     "clean": (("policy", "retained", "hours"), _clean),
     "sync": ((), _sync),
 }
 
 
 @bp.post("/tables/<int:table_id>/actions/<name>")
-@bp.post("/api/v1/tables/<int:table_id>/actions/<name>", endpoint="act_api")
 @action_required
 def act(table_id: int, name: str) -> Any:
+    """Run an action from the table's page: its result is flashed (a clean's plan and a run's files shown)."""
+    return _act(table_by_ref(table_id), name)
+
+
+@bp.post("/api/v1/tables/<table_ref>/actions/<name>")
+@action_required
+def act_api(table_ref: str, name: str) -> Any:
+    """Run an action (schedule, run, clean, sync) on a table; the body holds its fields (needs the token)."""
+    return _act(table_by_ref(table_ref), name)
+
+
+def _act(row: TableRow, name: str) -> Any:
     if name not in ACTIONS:
         abort(404, f"no action {name!r} ({', '.join(ACTIONS)})")
-    row = table_or_404(table_id)
     try:
         fields, check = ACTIONS[name]
         run = check(action_body(fields))  # every field, before anything is read or written
@@ -101,10 +155,10 @@ def act(table_id: int, name: str) -> Any:
         if wants_json():
             abort(400, str(e))
         flash(f"{name}: {e}", "error")
-        return redirect(url_for("tables.table", table_id=table_id)), 303
+        return redirect(url_for("tables.table", table_id=row.id)), 303
     if wants_json():
         return jsonify(result)
-    if name == "clean":
-        return render_template("clean_plan.html", table=row, result=result)
+    if name in ("clean", "run"):
+        return render_template(f"{name}_result.html", table=row, result=result, name=name)
     flash(result["message"])
-    return redirect(url_for("tables.table", table_id=table_id)), 303
+    return redirect(url_for("tables.table", table_id=row.id)), 303

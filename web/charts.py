@@ -1,20 +1,22 @@
-"""Geometry of the UI's two drawings, as pure functions: the event-time histogram with its threshold and
-watermark lines, and the link-lineage graph of a file group. The templates turn the shapes into SVG (so every
-label goes through Jinja's escaping); nothing here knows about Flask or the store.
-"""
+"""Geometry of the UI's time charts, as pure functions: the event-time histogram with its threshold and watermark
+lines, and a table's freshness history (threshold, watermark and lag over time, with compactions, cleans and
+syncs marked). The templates turn the shapes into inline SVG (so every label goes through Jinja's escaping);
+nothing here knows about Flask or the store. Charts are drawn in a fixed coordinate box and scaled to the page
+width by the SVG's viewBox."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from hudi_meta.format.file_names import BaseFileName, LogFileName, slice_of_file
 from hudi_meta.freshness import Histogram
-from hudi_meta.index.browse import LineageRows
-from hudi_meta.index.states import LinkState
-from hudi_meta.table.times import format_time_ms
+from hudi_meta.table.times import format_duration_ms, format_time_ms
 
-# ---------------------------------------------------------------- histogram
+from .axes import Tick, duration_label, duration_ticks, number_ticks, time_label, time_ticks
+from .freshness import History, Point
+
+WIDTH = 1000
+LEFT, RIGHT = 64, 16  # room for the y labels; the right margin keeps the last x label inside
 
 
 @dataclass(frozen=True)
@@ -30,203 +32,185 @@ class Bar:
 
 @dataclass(frozen=True)
 class Mark:
-    """A vertical line at an event time (threshold, watermark)."""
+    """A vertical line at an event time (threshold, watermark), its label placed inside the chart."""
 
     name: str
     x: float
     label: str
+    label_y: float
+    anchor: str  # start | end: labels right of the middle run leftwards, so none is cut at the edge
 
 
 @dataclass(frozen=True)
 class HistogramChart:
     width: int
     height: int
+    left: int
+    right: int
     plot_top: int
     plot_bottom: int
     bars: list[Bar]
     marks: list[Mark]
-    axis_start: str
-    axis_end: str
+    x_ticks: list[Tick]
+    y_ticks: list[Tick]
     max_records: int
 
 
-def histogram_chart(
-    hist: Histogram, marks: dict[str, int | None], width: int = 760, height: int = 220
-) -> HistogramChart | None:
-    """Bars of records per event-time bin and a line for each known mark; None when there is nothing to draw."""
-    if not hist.records:
+def _scale(low: float, high: float, out_low: float, out_high: float) -> Callable[[float], float]:
+    span = (high - low) or 1
+    return lambda v: round(out_low + (v - low) / span * (out_high - out_low), 2)
+
+
+def _marks(marks: dict[str, int | None], x_of: Callable[[float], float], top: int) -> list[Mark]:
+    known = [(name, ms) for name, ms in marks.items() if ms is not None]
+    return [
+        Mark(
+            name,
+            x_of(ms),
+            f"{name} {format_time_ms(ms)}",
+            top - 22 + i * 13,
+            "end" if x_of(ms) > WIDTH / 2 else "start",
+        )
+        for i, (name, ms) in enumerate(known)
+    ]
+
+
+def histogram_chart(hist: Histogram, marks: dict[str, int | None], height: int = 250) -> HistogramChart | None:
+    """Bars of records per event-time bin, a line for each known mark, ticks on both axes; None when there is no
+    record to draw (the page shows its empty state)."""
+    if not sum(hist.records):
         return None
-    left, right, top, bottom = 10, width - 10, 28, height - 24
-    span = hist.end_ms - hist.start_ms
-    peak = max(hist.records) or 1
-    step = (right - left) / len(hist.records)
-
-    def x_of(ms: int) -> float:
-        return left + (ms - hist.start_ms) / span * (right - left)
-
+    right, top, bottom = WIDTH - RIGHT, 40, height - 34
+    start, end = hist.start_ms, hist.end_ms
+    for ms in marks.values():  # a mark outside the bins widens the axis, so its line is drawn where it belongs
+        if ms is not None:
+            start, end = min(start, ms), max(end, ms)
+    x_of = _scale(start, end, LEFT, right)
+    peak = max(hist.records)
+    y_of = _scale(0, peak, bottom, top)
     bars = []
     for i, records in enumerate(hist.records):
-        h = (bottom - top) * records / peak
-        start = hist.start_ms + i * hist.width_ms
+        low = hist.start_ms + i * hist.width_ms
+        x0, x1 = x_of(low), x_of(low + hist.width_ms)
+        y = y_of(records)
         bars.append(
             Bar(
-                x=round(left + i * step, 2),
-                y=round(bottom - h, 2),
-                width=round(max(step - 1, 1), 2),
-                height=round(h, 2),
-                records=records,
-                start=format_time_ms(start),
-                end=format_time_ms(start + hist.width_ms),
+                x0,
+                y,
+                round(max(x1 - x0 - 1, 1), 2),
+                round(bottom - y, 2),
+                records,
+                format_time_ms(low),
+                format_time_ms(low + hist.width_ms),
             )
         )
-    lines = [Mark(name, round(x_of(ms), 2), format_time_ms(ms)) for name, ms in marks.items() if ms is not None]
+    span = end - start
+    x_ticks = [Tick(x_of(ms), time_label(ms, span)) for ms in time_ticks(start, end)]
+    y_ticks = [Tick(y_of(n), str(n)) for n in number_ticks(peak)]
     return HistogramChart(
-        width, height, top, bottom, bars, lines, format_time_ms(hist.start_ms), format_time_ms(hist.end_ms), peak
+        WIDTH, height, LEFT, right, top, bottom, bars, _marks(marks, x_of, top), x_ticks, y_ticks, peak
     )
 
 
-# ---------------------------------------------------------------- lineage
-
-NODE_WIDTH = 230
-NODE_HEIGHT = 34
-COLUMN_GAP = 70
-ROW_GAP = 14
-HEADER = 40
+# ---------------------------------------------------------------- history
 
 
 @dataclass(frozen=True)
-class Node:
-    """One file as shown in one slice: a base file, a physical log file, or a link (symlink or copy)."""
+class Marker:
+    """A compaction, clean or sync at a moment: a line across the plots, or a dot under them."""
 
-    id: str  # the file name (unique within a file group)
-    slice: str  # the base instant of the slice that shows it
-    kind: str  # base | file | link | missing
-    label: str
-    note: str  # what became of it: on disk, removed by clean X, planned, dangling, ...
-    x: float = 0
-    y: float = 0
+    kind: str
+    x: float
+    title: str
+    ok: bool = True
 
 
 @dataclass(frozen=True)
-class Edge:
-    """A link (source) shows the file of an earlier slice (target): its `via` link, else the physical file."""
-
-    source: str
-    target: str
-    x1: float
-    y1: float
-    x2: float
-    y2: float
-
-
-@dataclass(frozen=True)
-class LineageGraph:
-    columns: list[tuple[str, float]]  # (slice base instant, x)
-    nodes: list[Node]
-    edges: list[Edge]
+class HistoryChart:
     width: int
     height: int
-    node_width: int = NODE_WIDTH
-    node_height: int = NODE_HEIGHT
-    truncated: int = 0  # nodes left out beyond the limit
-    focus: str | None = None  # the file the graph was asked for
-    physical_files: list[str] = field(default_factory=list)
+    left: int
+    right: int
+    top: tuple[int, int]  # the event-time plot's top and bottom
+    lag: tuple[int, int]  # the lag plot's top and bottom
+    threshold: str  # SVG polyline points
+    watermark: str
+    lag_line: str
+    limit_y: float | None  # the on-time limit (2 D) in the lag plot
+    limit_label: str
+    markers: list[Marker]
+    x_ticks: list[Tick]
+    time_ticks: list[Tick]  # event-time axis of the upper plot
+    lag_ticks: list[Tick]
+    points: int
 
 
-def _slice_of(name: str) -> str | None:
-    found = slice_of_file(name)
-    return found[1] if found is not None else None
+def _steps(
+    points: list[tuple[int, int]], x_of: Callable[[float], float], y_of: Callable[[float], float], end: int
+) -> str:
+    """A step line: each value holds until the next one starts (the last until `end`)."""
+    out = []
+    for (at, value), nxt in zip(points, points[1:] + [(end, points[-1][1])] if points else [], strict=False):
+        out += [f"{x_of(at)},{y_of(value)}", f"{x_of(nxt[0])},{y_of(value)}"]
+    return " ".join(out)
 
 
-def _log_label(name: str) -> str:
-    parsed = LogFileName.try_parse(name)
-    if parsed is None:
-        return name
-    token = f"_{parsed.write_token}" if parsed.write_token else ""
-    return f"log.{parsed.version}{token}"
-
-
-def lineage_graph(rows: LineageRows, focus: str | None = None, max_nodes: int = 400) -> LineageGraph:
-    """Lay out the lineage of a file group (or, with `focus`, of the one physical file that log file shows):
-    one column per slice, oldest left, each link drawn to the file it was kept through."""
-    links = {x.link: x for x in rows.links}
-    wanted_targets: set[str] | None = None
-    if focus is not None:
-        target = links[focus].target if focus in links else focus
-        wanted_targets = {target}
-    nodes: dict[str, Node] = {}
-
-    def add(name: str, kind: str, label: str, note: str) -> None:
-        column = _slice_of(name)
-        if column is not None and name not in nodes:
-            nodes[name] = Node(name, column, kind, label, note)
-
-    on_disk = set(rows.physical)
-    physical = sorted(
-        set(rows.physical) | {x.target for x in rows.links} | {n for n in rows.cleaned if LogFileName.try_parse(n)}
-    )
-    physical = [p for p in physical if p not in links]
-    for name in physical:
-        if wanted_targets is not None and name not in wanted_targets:
+def _lag_points(points: list[Point]) -> list[tuple[int, int]]:
+    """The lag as a saw: it grows with the clock from each point until the next one sets it again."""
+    out: list[tuple[int, int]] = []
+    for p, q in zip(points, points[1:], strict=False):
+        if p.watermark_ms is None or p.lag_ms is None:
             continue
-        if name in on_disk:
-            add(name, "file", _log_label(name), "log file")
-        elif name in rows.cleaned:
-            add(name, "file", _log_label(name), f"deleted by clean {rows.cleaned[name]}")
-        else:
-            add(name, "missing", _log_label(name), "missing: no file, no clean deleted it")
-    for x in rows.links:
-        if wanted_targets is not None and x.target not in wanted_targets:
-            continue
-        if x.link in rows.cleaned:
-            note = f"removed by clean {rows.cleaned[x.link]}"
-        elif x.state == LinkState.REMOVED:
-            note = "link removed"
-        else:
-            note = f"link {x.state}"
-        add(x.link, "link", _log_label(x.link), note)
-    if wanted_targets is None or nodes:
-        shown_slices = {n.slice for n in nodes.values()}
-        for base_instant, base_file in rows.slices:
-            if base_file and (wanted_targets is None or base_instant in shown_slices):
-                add(base_file, "base", "base file", "base file")
-        for name, clean in rows.cleaned.items():
-            if BaseFileName.try_parse(name) and (wanted_targets is None or _slice_of(name) in shown_slices):
-                add(name, "base", "base file", f"deleted by clean {clean}")
-    ordered = sorted(nodes.values(), key=lambda n: (n.slice, n.kind != "base", _version(n.id), n.id))
-    truncated = max(0, len(ordered) - max_nodes)
-    ordered = ordered[:max_nodes]
-    columns = sorted({n.slice for n in ordered})
-    column_x = {c: 10 + i * (NODE_WIDTH + COLUMN_GAP) for i, c in enumerate(columns)}
-    rows_used: dict[str, int] = defaultdict(int)
-    placed: dict[str, Node] = {}
-    for n in ordered:
-        row = rows_used[n.slice]
-        rows_used[n.slice] += 1
-        placed[n.id] = Node(
-            n.id, n.slice, n.kind, n.label, n.note, column_x[n.slice], HEADER + row * (NODE_HEIGHT + ROW_GAP)
-        )
-    edges = []
-    for x in rows.links:
-        src = placed.get(x.link)
-        dst = placed.get(x.via or x.target) or placed.get(x.target)
-        if src is None or dst is None:
-            continue
-        edges.append(Edge(src.id, dst.id, src.x, src.y + NODE_HEIGHT / 2, dst.x + NODE_WIDTH, dst.y + NODE_HEIGHT / 2))
-    width = 20 + len(columns) * (NODE_WIDTH + COLUMN_GAP)
-    height = HEADER + max(rows_used.values(), default=1) * (NODE_HEIGHT + ROW_GAP) + 10
-    return LineageGraph(
-        [(c, column_x[c]) for c in columns],
-        list(placed.values()),
-        edges,
-        width,
+        out += [(p.at_ms, p.lag_ms), (q.at_ms, q.at_ms - p.watermark_ms)]
+    last = points[-1] if points else None
+    if last is not None and last.lag_ms is not None:
+        out.append((last.at_ms, last.lag_ms))
+    return out
+
+
+def history_chart(history: History, limit_ms: int | None, height: int = 330) -> HistoryChart | None:
+    """Threshold and watermark (event time) above, lag below, on one time axis; None with nothing to draw."""
+    pts = [p for p in history.points if p.watermark_ms is not None or p.threshold_ms is not None]
+    if not pts:
+        return None
+    right = WIDTH - RIGHT
+    top, lag_box = (24, 150), (182, 282)
+    start, end = history.start_ms, max(history.end_ms, history.start_ms + 1)
+    x_of = _scale(start, end, LEFT, right)
+    times = [v for p in pts for v in (p.threshold_ms, p.watermark_ms) if v is not None]
+    low, high = min(times), max(times)
+    if high - low < 1000:
+        low, high = low - 30_000, high + 30_000
+    y_time = _scale(low, high, top[1], top[0])
+    lags = _lag_points(pts)
+    lag_high = max([v for _, v in lags] + [limit_ms or 0, 1000])
+    lag_ticks = duration_ticks(lag_high)
+    lag_high = max(lag_high, lag_ticks[-1])
+    y_lag = _scale(0, lag_high, lag_box[1], lag_box[0])
+    thresholds = [(p.at_ms, p.threshold_ms) for p in pts if p.threshold_ms is not None]
+    watermarks = [(p.at_ms, p.watermark_ms) for p in pts if p.watermark_ms is not None]
+    markers = [
+        Marker("compaction", x_of(c.at_ms), f"compaction {c.instant}: T = {format_time_ms(c.threshold_ms)}")
+        for c in history.compactions
+        if c.at_ms >= start
+    ]
+    markers += [Marker(e.kind, x_of(e.at_ms), f"{e.label} at {format_time_ms(e.at_ms)}", e.ok) for e in history.events]
+    span = end - start
+    return HistoryChart(
+        WIDTH,
         height,
-        truncated=truncated,
-        focus=focus,
-        physical_files=physical,
+        LEFT,
+        right,
+        top,
+        lag_box,
+        _steps(thresholds, x_of, y_time, end),
+        _steps(watermarks, x_of, y_time, end),
+        " ".join(f"{x_of(at)},{y_lag(v)}" for at, v in lags),
+        y_lag(limit_ms) if limit_ms is not None else None,
+        f"on time up to {format_duration_ms(limit_ms)}" if limit_ms is not None else "",
+        markers,
+        [Tick(x_of(ms), time_label(ms, span)) for ms in time_ticks(start, end)],
+        [Tick(y_time(ms), time_label(ms, high - low)) for ms in time_ticks(low, high, 4)],
+        [Tick(y_lag(ms), duration_label(ms)) for ms in lag_ticks],
+        len(pts),
     )
-
-
-def _version(name: str) -> int:
-    parsed = LogFileName.try_parse(name)
-    return parsed.version if parsed is not None else -1

@@ -16,10 +16,11 @@ from hudi_meta.errors import BadValueError
 from hudi_meta.index import browse
 from hudi_meta.index.browse import MAX_PAGE_SIZE, Page, TableRow
 from hudi_meta.table.config import timeline_zone
+from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.times import duration_ms, format_time_ms, now_ms, parse_duration_ms, parse_time_ms, time_ms
 from hudi_meta.values import parse_flag, parse_whole, shown, whole_in_range
 
-from . import store
+from . import readable, store
 from .auth import CSRF_KEY
 from .state import StateCache, TableState
 
@@ -34,6 +35,19 @@ def table_or_404(table_id: int) -> TableRow:
     if found is None:
         abort(404, f"no registered table with id {table_id}")
     return found
+
+
+def table_by_ref(ref: str | int) -> TableRow:
+    """The table an API path names: all digits are an id, anything else a name (404 unknown, 409 shared)."""
+    if isinstance(ref, int) or (ref.isascii() and ref.isdigit()):
+        return table_or_404(int(ref))
+    named = [t for t in browse.tables(store.connection()) if t.name == ref]
+    if not named:
+        abort(404, f"no registered table is named {ref[:200]!r} (name a table by its name or its id)")
+    if len(named) > 1:
+        ids = ", ".join(f"{t.id} ({t.base_path})" for t in named)
+        abort(409, f"{len(named)} tables are named {ref[:200]!r}: name one by its id: {ids}")
+    return named[0]
 
 
 def table_state(table: TableRow) -> TableState:
@@ -189,48 +203,22 @@ def action_body(fields: tuple[str, ...]) -> Body:
     return Body(values)
 
 
-def _time(ms: int | None) -> str:
-    return format_time_ms(ms) if ms is not None else "—"
-
-
-def _when(value: dt.datetime | None) -> str:
-    return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if value is not None else "—"
-
-
-def _lag(ms: int | None) -> str:
-    if ms is None:
-        return "—"
-    seconds = ms / 1000
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if abs(seconds) >= size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.1f} s"
-
-
-def _size(n: int | None) -> str:
-    if n is None:
-        return "—"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
-
-
-def _instant(value: str | None) -> str:
-    """An instant time as `yyyy-MM-dd HH:mm:ss.SSS` (its own zone)."""
+def _instant(value: str | None, timeline_timezone: str = "UTC") -> str:
+    """When an instant time was taken, in the UI's one format (ISO-8601 UTC): instant times are written in the
+    table's timeline zone (`hoodie.table.timeline.timezone`), so the zone is the table's."""
     if not value or not INSTANT_RE.match(value):
         return value or "—"
-    v = value.ljust(17, "0")
-    return f"{v[0:4]}-{v[4:6]}-{v[6:8]} {v[8:10]}:{v[10:12]}:{v[12:14]}.{v[14:17]}"
+    return format_time_ms(instant_epoch_ms(value, timeline_zone(timeline_timezone)))
 
 
 def register_template_helpers(app: Flask) -> None:
-    app.add_template_filter(_time, "event_time")
-    app.add_template_filter(_when, "when")
-    app.add_template_filter(_lag, "lag")
-    app.add_template_filter(_size, "size")
+    app.add_template_filter(readable.event_time, "event_time")
+    app.add_template_filter(readable.when, "when")
+    app.add_template_filter(readable.lag, "lag")
+    app.add_template_filter(readable.size, "size")
+    app.add_template_filter(readable.details, "details")
+    app.add_template_filter(readable.seconds, "seconds")
+    app.add_template_filter(readable.breakable, "wbr")
     app.add_template_filter(_instant, "instant")
 
 

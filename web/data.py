@@ -10,6 +10,7 @@ from hudi_meta.index import browse
 from hudi_meta.index.browse import LineageRows, TableRow
 from hudi_meta.service.records import StepRecord
 
+from .freshness import Verdict
 from .state import TableState
 
 SORT_KEYS = (
@@ -28,8 +29,9 @@ SORT_KEYS = (
 )
 
 
-def table_summary(table: TableRow, state: TableState) -> dict[str, Any]:
-    """One row of the tables page: the table, its freshness, pending plans, leftovers, late data, last runs."""
+def table_summary(table: TableRow, state: TableState, verdict: Verdict) -> dict[str, Any]:
+    """One row of the tables page: the table, its freshness and how it keeps up (`verdict`), pending plans,
+    leftovers, late data, last runs."""
     f = state.freshness
     return {
         "id": table.id,
@@ -41,6 +43,7 @@ def table_summary(table: TableRow, state: TableState) -> dict[str, Any]:
         "threshold_ms": f.threshold_ms,
         "watermark_ms": f.watermark_ms,
         "lag_ms": f.lag_ms,
+        "freshness": verdict.as_dict(),
         "exact": f.exact,
         "compaction_instant": f.compaction_instant,
         "pending_plans": table.pending_plans,

@@ -1,5 +1,6 @@
-"""Link lineage of a file group, or of the one physical log file a given log file shows: which slice shows
-which physical file under which name, and which clean removed what, drawn as an SVG graph."""
+"""Lineage of a file group, or of the one physical log file a given log file shows: what each compaction merged
+into which base file below which threshold, which slice shows which physical file under which name, and which
+clean removed what, drawn as an SVG graph."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from hudi_meta.index import browse
 from hudi_meta.index.browse import LineageRows
 
 from . import store
-from .charts import lineage_graph
 from .common import table_or_404, text_arg
+from .file_stats import group_compactions, log_file_stats
+from .lineage_graph import lineage_graph
 
 bp = Blueprint("lineage", __name__)
 
@@ -47,5 +49,9 @@ def lineage_request(table_id: int) -> tuple[LineageRows, str | None]:
 def lineage(table_id: int) -> Any:
     t = table_or_404(table_id)
     rows, name = lineage_request(table_id)
-    graph = lineage_graph(rows, focus=name)
+    conn = store.connection()
+    compactions = group_compactions(conn, table_id, rows.partition, rows.file_id)
+    names = set(rows.physical) | {x.link for x in rows.links} | {x.target for x in rows.links}
+    stats = log_file_stats(conn, table_id, {(rows.partition, n) for n in names})
+    graph = lineage_graph(rows, name, compactions, {n: s for (_, n), s in stats.items()})
     return render_template("lineage.html", table=t, rows=rows, graph=graph, focus=name)

@@ -1,5 +1,6 @@
-"""Tables: the overview of every registered table, a table's page (freshness, event-time chart, timeline),
-its file groups with their slices, and its late data."""
+"""Tables: the overview of every registered table (its freshness coloured against its data latency), a table's
+page (freshness, history, event-time chart, service steps, timeline), its file groups with their slices, and its
+late data."""
 
 from __future__ import annotations
 
@@ -8,18 +9,32 @@ from typing import Any
 from flask import Blueprint, current_app, render_template, request, send_from_directory
 
 from hudi_meta.index import browse
+from hudi_meta.index.browse import TableRow
 from hudi_meta.service.records import recent_steps
+from hudi_meta.table.times import now_ms
 
 from . import store
-from .charts import histogram_chart
-from .common import choice_arg, page_arg, partition_arg, table_or_404, table_state, text_arg
+from .charts import histogram_chart, history_chart
+from .common import choice_arg, page_arg, partition_arg, table_or_404, table_state, text_arg, zone_of
 from .data import SORT_KEYS, late_data, sorted_summaries, steps_data, table_summary
+from .freshness import Point, Verdict, read_history, table_verdict
+from .state import TableState
 
 bp = Blueprint("tables", __name__)
 
 
+def verdict_of(table: TableRow, state: TableState) -> Verdict:
+    return table_verdict(store.connection(), table.id, zone_of(table), state.freshness.lag_ms, now_ms())
+
+
+def summary(table: TableRow) -> dict[str, Any]:
+    """The table's row of the tables page (and of the API): its freshness judged against its data latency."""
+    state = table_state(table)
+    return table_summary(table, state, verdict_of(table, state))
+
+
 def all_summaries() -> list[dict[str, Any]]:
-    return [table_summary(t, table_state(t)) for t in browse.tables(store.connection())]
+    return [summary(t) for t in browse.tables(store.connection())]
 
 
 @bp.get("/")
@@ -48,11 +63,16 @@ def table(table_id: int) -> Any:
     timeline = browse.timeline(conn, table_id, page_arg(), action, instant_state)
     f = state.freshness
     chart = histogram_chart(state.histogram, {"threshold": f.threshold_ms, "watermark": f.watermark_ms})
+    verdict = verdict_of(t, state)
+    now = Point(now_ms(), f.threshold_ms, f.watermark_ms, f.lag_ms)
+    history = read_history(conn, table_id, zone_of(t), now)
     return render_template(
         "table.html",
         steps=steps_data(recent_steps(conn, table_id, 15)),
         table=t,
-        summary=table_summary(t, state),
+        summary=table_summary(t, state, verdict),
+        verdict=verdict,
+        history=history_chart(history, verdict.limit_ms),
         chart=chart,
         histogram=state.histogram,
         timeline=timeline,

@@ -1,15 +1,19 @@
 """One store for the UI tests, built once per session and never changed by a read test: a table compacted three
 times in symlink mode then cleaned, at table version 9 (links removed by the clean, late data), a copy-mode table
 whose name and partition hold HTML (with a pending plan), and Java-written fixture tables (v6 empty, v8, v9) indexed
-as they are. Tests that act on tables work on copies (`writable_store`)."""
+as they are. Tests that act on tables work on copies (`writable_store`). A second store (`fresh_store`) holds
+tables with event times relative to now, one on time, one late and one stalled."""
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -24,8 +28,10 @@ from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.registry import table_id_of
+from hudi_meta.index.sync_runs import SyncRun, record_sync_run
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
+from hudi_meta.table.times import now_ms
 from tests.compaction.core import CoreTable, TwoRegions, at, compact_three_times, region_rows
 from tests.conftest import FIXTURES_DIR
 
@@ -154,3 +160,98 @@ def timeline_dir(base_path: str) -> Path:
     """The folder of a table's instant files: `.hoodie/timeline/` on versions 8 and 9, `.hoodie/` on 6."""
     hoodie = Path(base_path, ".hoodie")
     return hoodie / "timeline" if (hoodie / "timeline").is_dir() else hoodie
+
+
+HOUR_MS = 3_600_000
+
+
+@dataclass(frozen=True)
+class FreshStore:
+    """Tables whose event times are relative to now, one per freshness status (see `build_fresh_store`)."""
+
+    root: Path
+    url: str
+    ids: dict[str, int]  # on_time, late, stalled
+    paths: dict[str, str]
+    compactions: dict[str, str]  # the event-time compaction of each table
+    thresholds: dict[str, int]  # its T
+    written: dict[str, list[tuple[str, int]]]  # (id, event time ms) of each write, in order
+    syncs: int  # sync runs recorded on `late`: one ok, one failed
+
+
+def now_rows(*records: tuple[str, int]) -> pa.Table:
+    """Records (id, event time in epoch ms) of region eu."""
+    return pa.table(
+        {
+            "id": [r[0] for r in records],
+            "ts": pa.array([r[1] for r in records], pa.int64()),
+            "region": ["eu"] * len(records),
+            "amount": [1.0] * len(records),
+        }
+    )
+
+
+def build_fresh_store(root: Path) -> FreshStore:
+    """Three version-9 tables, each compacted once at T = now - D (so D, the data latency, is what the plan was
+    scheduled with): `on_time` (D = 1 h, nothing late: lag ~ D), `late` (D = 1 h, then a record 5 h old:
+    lag 5 h > 2 D, right after a compaction) and `stalled` (D = 1 s, and 3 s pass: lag > 2 D, and no compaction
+    since). `late` also has two sync runs (ok, failed)."""
+    url = f"sqlite:///{root / 'fresh.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    now = now_ms()
+    latency = {"on_time": HOUR_MS, "late": HOUR_MS, "stalled": 1000}
+    writes = {
+        "on_time": [
+            [("a", now - 3 * HOUR_MS)],
+            [("b", now - 2 * HOUR_MS), ("c", now - 90 * 60_000)],
+            [("d", now - 60_000)],
+        ],
+        "late": [[("a", now - 3 * HOUR_MS)], [("b", now - 2 * HOUR_MS)], [("c", now - 60_000)]],
+        "stalled": [[("a", now - 30_000)], [("b", now - 20_000)], [("c", now + 60_000)]],
+    }
+    tables, compactions, thresholds, written = {}, {}, {}, {}
+    for key, batches in writes.items():
+        t = CoreTable(root / key, name=key, version=9)
+        for batch in batches:
+            t.write(now_rows(*batch))
+        threshold = now_ms() - latency[key]
+        compactions[key] = t.compact(engine, threshold)
+        thresholds[key] = threshold
+        written[key] = [r for batch in batches for r in batch]
+        tables[key] = t
+    late = ("z", now - 5 * HOUR_MS)
+    tables["late"].write(now_rows(late))
+    written["late"].append(late)
+    for t in tables.values():
+        Indexer(engine, t.table).run()
+    ids = {key: table_id_of(engine, t.table.base_path) for key, t in tables.items()}
+    late_id = ids["late"]
+    assert late_id is not None
+    started = dt.datetime.now(dt.UTC)
+    record_sync_run(engine, late_id, SyncRun("hms", "thrift://catalog:9083", started, 120, "ok", 3, ""))
+    record_sync_run(engine, late_id, SyncRun("hms", "thrift://catalog:9083", started, 80, "failed", 0, "refused"))
+    engine.dispose()
+    time.sleep(3)  # `stalled`: 3 s > 2 D = 2 s since its compaction
+    return FreshStore(
+        root,
+        url,
+        {k: int(v) for k, v in ids.items() if v is not None},
+        {k: t.path for k, t in tables.items()},
+        compactions,
+        thresholds,
+        written,
+        2,
+    )
+
+
+@pytest.fixture(scope="session")
+def fresh_store(tmp_path_factory: pytest.TempPathFactory) -> FreshStore:
+    return build_fresh_store(tmp_path_factory.mktemp("fresh"))
+
+
+@pytest.fixture
+def fresh_client(fresh_store: FreshStore) -> Iterator[FlaskClient]:
+    app = create_app({"STORE_URL": fresh_store.url, "TESTING": True})
+    yield app.test_client()
+    app.extensions["hudi_meta.engine"].dispose()

@@ -86,7 +86,7 @@ def test_clean_dry_run_lists_files_and_deletes_nothing(token_app: Flask, writabl
         data={"policy": "KEEP_LATEST_FILE_VERSIONS", "retained": "1", "csrf_token": csrf},
     )
     assert response.status_code == 200
-    text = response.get_data(as_text=True)
+    text = response.get_data(as_text=True).replace("<wbr>", "")  # names wrap at <wbr>: read them whole
     assert "clean plan (dry run, nothing deleted)" in text
     listed = re.findall(r'<td class="mono">([^<]+)</td>', text)
     assert listed and all(os.path.exists(Path(writable_store.paths["core"], p)) for p in listed)

@@ -1,6 +1,8 @@
 """The UI in a real browser: Playwright drives the system Chromium against the app served by waitress (as
-`hudi-meta serve` serves it). Each page of the compacted table is opened, checked for what a person would see,
-and saved as a screenshot under the test's temp dir; any console error or failed request fails the test."""
+`hudi-meta serve` serves it). Every page is opened, checked for what a person would see (the freshness colours,
+the history chart, the compaction lineage), and saved as a screenshot in one folder: `$HUDI_META_SCREENSHOTS`
+when set, else `screenshots/` under pytest's base temp dir (printed); any console error or failed request fails
+the test."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import pytest
 
 from hudi_meta.table.times import format_time_ms
 from tests.compaction.core import at
-from tests.web.conftest import TOKEN, UiStore
+from tests.web.conftest import TOKEN, FreshStore, UiStore
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -64,6 +66,23 @@ def start_server(store_url: str, env: dict[str, str], *args: str) -> tuple[str, 
 
 
 @pytest.fixture(scope="module")
+def fresh_app(fresh_store: FreshStore) -> Iterator[str]:
+    url, process = start_server(fresh_store.url, {})
+    yield url
+    stop_server(process)
+
+
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where every page's screenshot goes (said on stdout: `pytest -s` shows it)."""
+    given = os.environ.get("HUDI_META_SCREENSHOTS")
+    folder = Path(given) if given else tmp_path_factory.getbasetemp() / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"\nscreenshots of every page: {folder}")
+    return folder
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not shutil.which(CHROMIUM):
         pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/setup installs it)")
@@ -104,10 +123,10 @@ class Visit:
         assert not self.problems, self.problems
 
 
-def test_each_page_of_a_compacted_table(live_app: str, browser: Any, ui_store: UiStore, tmp_path: Path) -> None:
+def test_each_page_of_a_compacted_table(live_app: str, browser: Any, ui_store: UiStore, shots: Path) -> None:
     base = live_app
     core = ui_store.ids["core"]
-    visit = Visit(browser, tmp_path)
+    visit = Visit(browser, shots)
     page = visit.open(f"{base}/", "tables")
     assert page.locator("#tables tbody tr").count() == len(ui_store.ids)
     page.fill("input[name=q]", "core")
@@ -144,8 +163,17 @@ def test_each_page_of_a_compacted_table(live_app: str, browser: Any, ui_store: U
     file_id = eu[1:].split("_")[0]
     page.locator(f"section[data-file-id='{file_id}'] h2 a", has_text="lineage").click()
     page.wait_for_load_state()
-    page.screenshot(path=str(tmp_path / "lineage.png"), full_page=True)
+    page.screenshot(path=str(shots / "lineage.png"), full_page=True)
     graph = page.locator("#lineage-graph")
+    # each compaction drawn from the files it merged to the base file it wrote, with its T on that node
+    drawn_compactions = 0
+    for instant, seconds in zip(ui_store.compactions, (10, 150, 300), strict=True):
+        wrote = graph.locator(f"g.node[data-name$='_{instant}.parquet']")
+        if wrote.count():  # this compaction wrote a base file of this group
+            drawn_compactions += 1
+            assert wrote.get_attribute("data-threshold") == format_time_ms(at(seconds))
+            assert graph.locator(f"path.edge.compaction[data-compaction='{instant}']").count() >= 2
+    assert drawn_compactions >= 1
     assert graph.is_visible()
     drawn = set(graph.locator("g.node").evaluate_all("nodes => nodes.map(n => n.dataset.name)"))
     group_links = {n for n in links if n.startswith(f".{file_id}_")}
@@ -156,15 +184,54 @@ def test_each_page_of_a_compacted_table(live_app: str, browser: Any, ui_store: U
     page = visit.open(f"{base}/tables/{core}/late", "late")
     assert ui_store.late_instant in page.locator("#late").inner_text()
     visit.open(f"{base}/metrics", "metrics")
-    visit.open(f"{base}/api/v1/tables/{core}", "api")
+    page = visit.open(f"{base}/api", "api-index")
+    assert page.locator("#endpoints tbody tr").count() > 10
+    visit.open(f"{base}/api/v1/tables/core", "api-table-by-name")
+    for key in ("evil", "v6_empty", "v8_trips", "v9_txns"):
+        page = visit.open(f"{base}/tables/{ui_store.ids[key]}", f"table-{key}")
+    assert page.locator("#event-time-chart, #no-chart").count() == 1
+    page = visit.open(f"{base}/tables/{ui_store.ids['evil']}/plans/{ui_store.pending}", "plan-pending")
+    assert page.locator("#operations tr.operation").count() >= 1
     visit.close()
 
 
-def test_sign_in_and_plan_a_clean_in_the_browser(
-    live_app: str, browser: Any, ui_store: UiStore, tmp_path: Path
+COLOURS = {"on_time": "rgb(227, 243, 233)", "late": "rgb(255, 244, 224)", "stalled": "rgb(251, 234, 234)"}
+
+
+def test_freshness_colours_and_history_in_the_browser(
+    fresh_app: str, browser: Any, fresh_store: FreshStore, shots: Path
 ) -> None:
+    visit = Visit(browser, shots)
+    page = visit.open(f"{fresh_app}/", "tables-freshness")
+    for key, colour in COLOURS.items():
+        row = page.locator("#tables tbody tr", has=page.locator(f"a:text-is('{key}')"))
+        for cell in ("td.lag", "td.watermark"):
+            assert row.locator(cell).evaluate("e => getComputedStyle(e).backgroundColor") == colour, (key, cell)
+        assert row.locator(".status-label").inner_text().lower() == key.replace("_", " ")
+    for key, colour in COLOURS.items():
+        page = visit.open(f"{fresh_app}/tables/{fresh_store.ids[key]}", f"table-{key}")
+        cards = page.locator("#freshness .card")
+        assert cards.nth(0).get_attribute("id") == "watermark-card" and cards.nth(1).get_attribute("id") == "lag-card"
+        assert cards.nth(1).evaluate("e => getComputedStyle(e).backgroundColor") == colour
+        history = page.locator("#history-chart")
+        assert history.is_visible() and history.bounding_box()["width"] > 1000  # the page's width
+        assert history.locator("[data-kind=compaction]").count() == 1
+        assert history.locator("polyline.watermark").get_attribute("points")
+    assert page.locator("#event-time-chart text.mark-label").count() == 2
+    for label in page.locator("#event-time-chart text").all():  # every label inside the drawing: none cut off
+        box, svg = label.bounding_box(), page.locator("#event-time-chart").bounding_box()
+        assert svg["x"] <= box["x"] and box["x"] + box["width"] <= svg["x"] + svg["width"] + 0.5
+    page = visit.open(f"{fresh_app}/tables/{fresh_store.ids['late']}", "table-late-history")
+    assert page.locator("#history-chart [data-kind=sync]").count() == fresh_store.syncs
+    instant = fresh_store.compactions["on_time"]
+    page = visit.open(f"{fresh_app}/tables/{fresh_store.ids['on_time']}/plans/{instant}", "plan-with-stats")
+    assert page.locator("td.op-records").inner_text() != "—"
+    visit.close()
+
+
+def test_sign_in_and_plan_a_clean_in_the_browser(live_app: str, browser: Any, ui_store: UiStore, shots: Path) -> None:
     base = live_app
-    visit = Visit(browser, tmp_path)
+    visit = Visit(browser, shots)
     page = visit.open(f"{base}/login", "login")
     page.fill("input[name=token]", TOKEN)
     page.click("button[type=submit]")
@@ -173,7 +240,7 @@ def test_sign_in_and_plan_a_clean_in_the_browser(
     before = sorted(p.name for p in Path(ui_store.paths["core"]).rglob("*"))
     page.click("text=Plan a clean (dry run)")
     page.wait_for_load_state()
-    page.screenshot(path=str(tmp_path / "clean-plan.png"), full_page=True)
+    page.screenshot(path=str(shots / "clean-plan.png"), full_page=True)
     assert "dry run" in page.locator("#clean-summary").inner_text()
     assert sorted(p.name for p in Path(ui_store.paths["core"]).rglob("*")) == before
     visit.close()
