@@ -9,7 +9,8 @@ file is written as it goes: `Storage.create_atomic_stream`).
 
 It gives up (returns None) when a key of the rest turns up in the base file or the base file holds a key
 twice (hashes of every key are kept to see that); the caller then lays the slice out whole, which decides
-those keys one by one.
+those keys one by one. The hashes live for one call and are never persisted (so polars, which computes them
+fastest, is optional: `_hash`).
 """
 
 from __future__ import annotations
@@ -100,8 +101,14 @@ def _write(writer: pq.ParquetWriter, records: pa.Table, name: str) -> int:
 
 
 def _hash(keys: pa.Array) -> np.ndarray:
-    import polars as pl  # a vectorised 64-bit hash of strings (pyarrow has none)
-
+    """A 64-bit hash of each key, only ever compared with the other hashes of one call (`_repeats`): never
+    stored, so any good 64-bit hash will do and the two below need not agree. polars' is vectorised (pyarrow has
+    none; polars is the `fast` extra); without it, Python's own string hash (SipHash, 64 bits, fixed within a
+    process), about 4x slower (bench/bench_polars.py)."""
+    try:
+        import polars as pl
+    except ImportError:
+        return np.fromiter(map(hash, keys.to_pylist()), np.int64, len(keys)).view(np.uint64)
     return pl.Series(keys).hash(seed=0).to_numpy()
 
 

@@ -23,6 +23,10 @@ non-zero branch index of a nullable union for the value branch, where Java and f
 Anything else (other types, a failed check, any reader error) returns None and the caller decodes record by
 record as before, which stays the authority on every error and every edge case (non-canonical varints, bytes
 left over in a datum or after the last one, bad branch indices, invalid UTF-8).
+
+polars is optional (the `fast` extra, docs/dependencies.md): without it decoding returns None at once and every
+block goes record by record, with the same records (tests/format/test_avro_columnar_fallback.py; the gain is
+measured by bench/bench_polars.py). Encoding is numpy alone and does not need it.
 """
 
 from __future__ import annotations
@@ -167,6 +171,16 @@ def _numpy(column: pa.Array) -> np.ndarray:
     return np.asarray(column.to_numpy(zero_copy_only=False))
 
 
+def polars_module() -> Any | None:
+    """polars if it is installed, else None (imported on first use: the record-by-record path and most commands
+    never need it; a failed import is tried again, which costs microseconds against a block's decode)."""
+    try:
+        import polars
+    except ImportError:
+        return None
+    return polars
+
+
 def _read_avro(container: bytes) -> pa.Table | None:
     """The container read by polars, or None if the reader fails in any way (an error or a Rust panic).
 
@@ -176,8 +190,9 @@ def _read_avro(container: bytes) -> pa.Table | None:
     captured while the reader runs (one reader at a time) and what was written to it is given back, unless the
     reader panicked (then it is the panic's text, and whatever another thread wrote in those milliseconds).
     """
-    import polars as pl  # imported here: the record-by-record path and most commands never need it
-
+    pl = polars_module()
+    if pl is None:
+        return None
     with _STDERR_LOCK, tempfile.TemporaryFile() as captured:
         sys.stderr.flush()
         saved = os.dup(2)
@@ -241,7 +256,7 @@ def decode_flat_avro(content: bytes, schema_json: str, min_records: int = MIN_DE
     """Avro data block content as Arrow, in the types `arrow_schema_from_avro_json(schema_json)` gives, or None
     when the block has fewer than `min_records` records, the schema is not flat or the checks in the module
     docstring fail (decode it record by record then)."""
-    if len(content) < 8 or struct.unpack_from(">i", content, 4)[0] < min_records:
+    if len(content) < 8 or struct.unpack_from(">i", content, 4)[0] < min_records or polars_module() is None:
         return None
     decoded = _decode_checked(content, schema_json)
     return decoded[0] if decoded is not None else None
@@ -257,7 +272,7 @@ def decode_flat_avro_blocks(
     where its bytes start, so each block's datums are exactly its own. None when they hold fewer than
     `min_records` records or any check fails."""
     counts = [struct.unpack_from(">i", c, 4)[0] if len(c) >= 8 else -1 for c in contents]
-    if min(counts, default=-1) < 0 or sum(counts) < min_records:
+    if min(counts, default=-1) < 0 or sum(counts) < min_records or polars_module() is None:
         return None
     joined = b"".join([struct.pack(">ii", 0, sum(counts)), *(memoryview(c)[8:] for c in contents)])
     decoded = _decode_checked(joined, schema_json)
