@@ -43,7 +43,7 @@ from hudi_meta.storage.base import Storage
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import format_time_ms
+from hudi_meta.table.times import format_duration_ms, format_time_ms
 from hudi_meta.table.times import now_ms as current_ms
 
 DANGLING_LINK = "dangling-link"
@@ -652,23 +652,11 @@ def with_age(finding: Finding, modified_ms: int, now_ms: int) -> Finding:
     return Finding(
         finding.kind,
         finding.path,
-        f"{finding.detail}; last written {format_age(age)} ago ({format_time_ms(modified_ms)})",
+        f"{finding.detail}; last written {format_duration_ms(age)} ago ({format_time_ms(modified_ms)})",
         finding.instant,
         finding.target,
         age,
     )
-
-
-def format_age(ms: int) -> str:
-    """`45s`, `12m`, `3h 5m`, `2d 4h`: how long ago, to the unit that matters."""
-    s = ms // 1000
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h {s % 3600 // 60}m"
-    return f"{s // 86400}d {s % 86400 // 3600}h"
 
 
 def check_files(table: HudiTable, now_ms: int | None = None) -> list[Finding]:

@@ -9,19 +9,12 @@ stderr says why not.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import Counter
 
-from sqlalchemy import Engine
-
-from hudi_meta.check.index_drift import check_table
+from hudi_meta.api import open_table
 from hudi_meta.cli.common import TEXT, Subparsers, add_command
 from hudi_meta.cli.output import write_json
-from hudi_meta.index.db import DB_ENV, make_engine, resolve_db_url
-from hudi_meta.index.migrate import current_revision
-from hudi_meta.index.store import open_store, store_label
-from hudi_meta.table.table import HudiTable
 
 EXIT_FINDINGS = 3
 KINDS_HELP = (
@@ -41,28 +34,9 @@ def add_commands(sub: Subparsers) -> None:
     check.add_argument("--no-index", action="store_true", help="skip the index drift check (no fresh index)")
 
 
-def _store(db: str | None) -> tuple[Engine | None, str | None]:
-    """The store to compare with: the one named (`--db`, $HUDI_META_DB) must work; the default SQLite file is
-    used only when it exists with a schema (check never creates a store)."""
-    if db or os.environ.get(DB_ENV):
-        url = resolve_db_url(db)
-        return open_store(db, create=False), store_label(url)
-    url = resolve_db_url(None)
-    if current_revision(url) is None:
-        return None, None
-    return make_engine(url), store_label(url)
-
-
 def check_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
-    engine, label = (None, None) if args.no_index else _store(args.db)
-    try:
-        report = check_table(table, engine, label)
-    finally:
-        if engine is not None:
-            engine.dispose()
-    if args.no_index:
-        report.notes = ["index drift not checked: --no-index"]
+    with open_table(args.table, args.db) as table:
+        report = table.check(index=not args.no_index)
     if args.json:
         write_json([f.to_row() for f in report.findings])
     else:
@@ -72,9 +46,9 @@ def check_command(args: argparse.Namespace) -> int:
         print(f"check: {note}", file=sys.stderr)
     if report.clean:
         if not args.json:
-            print(f"check: nothing found in {table.base_path}", file=sys.stderr)
+            print(f"check: nothing found in {table.hudi.base_path}", file=sys.stderr)
         return 0
     counts = Counter(f.kind for f in report.findings)
     summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
-    print(f"check: {len(report.findings)} findings in {table.base_path}: {summary}", file=sys.stderr)
+    print(f"check: {len(report.findings)} findings in {table.hudi.base_path}: {summary}", file=sys.stderr)
     return EXIT_FINDINGS

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, Policy
-from hudi_meta.clean.run import check_cleanable, format_reports, run_clean
+from hudi_meta.api import open_table
+from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, Policy
+from hudi_meta.clean.run import format_reports
 from hudi_meta.cli.common import TEXT, SpelledChoice, Subparsers, add_command, whole
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.cli.terminal import terminal_progress
-from hudi_meta.index.store import open_store
-from hudi_meta.table.table import HudiTable
 
 # Hudi spells policies as enum names (`hoodie.clean.policy=KEEP_LATEST_COMMITS`); Choice folds them to ours
 POLICY = SpelledChoice(Policy)
@@ -46,16 +45,8 @@ def add_commands(sub: Subparsers) -> None:
 
 
 def clean_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
-    policy = CleanPolicy.from_properties(
-        table.config.props,
-        args.policy,
-        args.retained,
-        args.hours,
-    )
-    check_cleanable(table)
-    with terminal_progress(not args.json) as progress:
-        outcome = run_clean(open_store(args.db), table, policy, dry_run=not args.execute, progress=progress)
+    with open_table(args.table, args.db) as table, terminal_progress(not args.json) as progress:
+        outcome = table.clean(args.policy, args.retained, args.hours, dry_run=not args.execute, progress=progress)
     rows = format_reports(outcome.reports)
     failed = [r for r in outcome.reports if r.error]
     if args.json:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hudi_meta.api import open_table
 from hudi_meta.cli import compaction_admin_commands
 from hudi_meta.cli.common import (
     INSTANT,
@@ -20,7 +20,7 @@ from hudi_meta.cli.common import (
 )
 from hudi_meta.cli.output import write_json, write_json_object
 from hudi_meta.cli.terminal import terminal_progress
-from hudi_meta.compaction.run import MapTasks, run_compaction, runnable_instant
+from hudi_meta.compaction.run import MapTasks
 from hudi_meta.compaction.schedule import (
     LOG_FILE_SIZE_THRESHOLD,
     MAX_DELTA_COMMITS,
@@ -28,16 +28,12 @@ from hudi_meta.compaction.schedule import (
     ScheduleRequest,
     check_data_latency,
     check_threshold,
-    schedule_compaction,
 )
 from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.format.links import LinkMode
 from hudi_meta.format.table_service_metadata import CompactionOperation
-from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.store import open_store
 from hudi_meta.progress import Report
-from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_duration_ms, now_ms, parse_duration_ms, parse_time_ms
 
 STRATEGY = SpelledChoice(Strategy)
@@ -97,8 +93,8 @@ def schedule_command(args: argparse.Namespace) -> int:
         max_delta_seconds=args.max_delta_seconds,
     )
     request.validate(now_ms())  # the options together, before the table or the store is opened
-    table = HudiTable.open(args.table)
-    result = schedule_compaction(open_store(args.db), table, request)
+    with open_table(args.table, args.db) as table:
+        result = table.schedule(request)
     if args.json:
         write_json([result.row()])
     else:
@@ -127,46 +123,23 @@ def phase_reporter(progress: Report) -> Callable[[str], None]:
 def run_command(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         require_spark("compaction run --engine spark")
-    table = HudiTable.open(args.table)
-    engine = open_store(args.db)
-    instant = runnable_instant(table, args.instant)
-    started = time.monotonic()
-    with terminal_progress() as progress:
-        if args.engine == "local":
-            done = run_compaction(table, instant, reporting_tasks(progress), phase_reporter(progress))
-        else:
-            from hudi_meta.spark.compaction import run
+    with open_table(args.table, args.db) as table, terminal_progress() as progress:
+        spark = None
+        if args.engine == "spark":
             from hudi_meta.spark.session import spark_session
 
-            done = run(spark_session(args.spark_master), table, instant, phase_reporter(progress))
-        took_ms = int((time.monotonic() - started) * 1000)
-        after = HudiTable.open(args.table)
-        Indexer(engine, after, progress=progress).run()
-    summary = run_summary(after, done.requested_time, took_ms)
+            table.runnable(args.instant)  # refused in one line before Spark starts
+            spark = spark_session(args.spark_master)
+        summary = table.run_compaction(
+            args.instant, spark, reporting_tasks(progress), phase_reporter(progress), progress=progress
+        )
     if args.json:
-        write_json_object(summary)
+        write_json_object(summary.as_dict())
     else:
         print(
-            f"completed compaction {summary['instant']}: {summary['operations']} file groups, "
-            f"{summary['records_written']} records and {summary['bytes_written']} bytes written, "
-            f"{summary['log_files_compacted']} log files merged, {summary['links']} kept as links or copies, "
-            f"in {format_duration_ms(took_ms)}"
+            f"completed compaction {summary.instant}: {summary.operations} file groups, "
+            f"{summary.records_written} records and {summary.bytes_written} bytes written, "
+            f"{summary.log_files_compacted} log files merged, {summary.links} kept as links or copies, "
+            f"in {format_duration_ms(summary.duration_ms)}"
         )
     return 0
-
-
-def run_summary(table: HudiTable, instant: str, took_ms: int) -> dict[str, object]:
-    """What a completed compaction did, from its plan and its commit's write stats."""
-    done = table.timeline.instant(instant)
-    assert done is not None and done.is_completed
-    stats = [s for group in table.timeline.commit_metadata(done).partition_to_write_stats.values() for s in group]
-    plan = table.compaction_plan(instant)
-    return {
-        "instant": instant,
-        "operations": len(plan.operations),
-        "records_written": sum(s.num_writes for s in stats),
-        "bytes_written": sum(s.total_write_bytes for s in stats),
-        "log_files_compacted": sum(s.total_log_files_compacted for s in stats),
-        "links": sum(len(op.symlink_operations) for op in plan.operations),
-        "duration_ms": took_ms,
-    }

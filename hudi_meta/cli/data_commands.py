@@ -23,8 +23,10 @@ from hudi_meta.cli.terminal import terminal_progress
 from hudi_meta.demo.event_stream import StreamSpec, write_batches
 from hudi_meta.demo.quickstart import run_quickstart
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.index.commit_summary import commit_summary
 from hudi_meta.service.sockets import listening_socket
 from hudi_meta.table.bucket_index import MAX_BUCKETS
+from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import MAX_TIME_MS, format_time_ms
 from hudi_meta.table.writer import CURRENT_VERSION, WRITE_VERSIONS
 from hudi_meta.values import JAVA_LONG_MAX
@@ -119,7 +121,14 @@ def ingest_command(args: argparse.Namespace) -> int:
     )
     with terminal_progress() as progress:
         instant = ingest(opts, progress=progress)
-    print(f"committed {instant.action} {instant.requested_time} to {args.table}")
+    table = HudiTable.open(args.table)
+    done = table.timeline.instant(instant.requested_time)
+    summary = commit_summary(table, done) if done is not None else {}
+    print(
+        f"committed {instant.action} {instant.requested_time} to {args.table}: {summary.get('num_writes', 0)} "
+        f"records written, {summary.get('num_deletes', 0)} deleted, {summary.get('files', 0)} files in "
+        f"{len(summary.get('partitions', ()))} partitions"
+    )
     return 0
 
 

@@ -8,15 +8,9 @@ from __future__ import annotations
 
 import argparse
 
+from hudi_meta.api import open_table
 from hudi_meta.cli.common import TEXT, Subparsers, add_command
-from hudi_meta.cli.output import write_json_object
-from hudi_meta.freshness import Freshness
-from hudi_meta.index.freshness_inputs import indexed_freshness
-from hudi_meta.index.store import open_store
-from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import format_duration_ms, format_time_ms
-
-TIME_FIELDS = ("threshold_ms", "watermark_ms", "min_pending_event_time_ms")
+from hudi_meta.cli.output import readable, write_json_object
 
 
 def add_commands(sub: Subparsers) -> None:
@@ -27,25 +21,12 @@ def add_commands(sub: Subparsers) -> None:
     cmd.add_argument("--json", action="store_true", help="one JSON object (times in epoch milliseconds)")
 
 
-def table_freshness(engine_db: str | None, base_path: str, now_ms: int | None = None) -> Freshness:
-    """Index the table, then compute its freshness from the store."""
-    engine = open_store(engine_db)
-    try:
-        return indexed_freshness(engine, HudiTable.open(base_path), now_ms)
-    finally:
-        engine.dispose()
-
-
 def freshness_command(args: argparse.Namespace) -> int:
-    f = table_freshness(args.db, args.table)
+    with open_table(args.table, args.db) as table:
+        f = table.freshness()
     if args.json:
         write_json_object(f.as_dict())
         return 0
-    for key, value in f.as_dict().items():
-        shown: object = "-" if value is None else value
-        if key in TIME_FIELDS and isinstance(value, int):
-            shown = format_time_ms(value)
-        elif key == "lag_ms" and isinstance(value, int):
-            shown = format_duration_ms(value)
-        print(f"{key.removesuffix('_ms').replace('_', ' ')}: {shown}")
+    for key, value in readable(f.as_dict()).items():
+        print(f"{key.removesuffix('_ms').replace('_', ' ')}: {'-' if value is None else value}")
     return 0

@@ -10,6 +10,14 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
+from hudi_meta.table.times import format_duration_ms, format_time_ms
+
+# columns holding epoch milliseconds (event times, thresholds) and durations in ms, in rows about a table
+TIME_COLUMNS = frozenset(
+    {"threshold", "threshold_ms", "watermark_ms", "min_event_time", "max_event_time", "min_pending_event_time_ms"}
+)
+DURATION_COLUMNS = frozenset({"lag_ms", "duration_ms", "age_ms"})
+
 
 def json_default(value: Any) -> Any:
     """JSON for values Arrow and Avro produce: dates and times as ISO-8601, decimals as strings."""
@@ -82,7 +90,36 @@ def write_table_stream(
 
 
 def write_rows(rows: Sequence[dict[str, Any]], as_json: bool, out: TextIO | None = None) -> None:
+    """Rows about a table (not its records): JSON as stored (epoch ms, booleans), text as people read it."""
     if as_json:
         write_json(rows, out)
     else:
-        write_table(rows, out)
+        write_table([readable(row) for row in rows], out)
+
+
+def readable(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of metadata in the one text format of hudi-meta's output: times ISO-8601 UTC, durations `4m 12s`,
+    yes/no, a mapping as `key=value` pairs (JSON output keeps epoch milliseconds and true/false)."""
+    return {key: readable_value(key, value) for key, value in row.items()}
+
+
+def readable_value(key: str, value: Any) -> Any:
+    if key in TIME_COLUMNS and isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)  # commit metadata keeps the threshold as text
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and key in TIME_COLUMNS:
+        return format_time_ms(value)
+    if isinstance(value, int) and key in DURATION_COLUMNS:
+        return format_duration_ms(value)
+    if isinstance(value, dict):
+        return " ".join(f"{k}={_plain(v if isinstance(v, list) else readable_value(k, v))}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(str(readable_value(key, v)) for v in value)
+    return value
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return "-" if value is None else str(value)

@@ -9,12 +9,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_meta.api import open_table
 from hudi_meta.cli.common import COLUMNS, POINT, TEXT, TIME, Choice, Subparsers, add_command
-from hudi_meta.cli.freshness_command import table_freshness
 from hudi_meta.cli.output import write_jsonl, write_table_stream
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.freshness import view_for_complete_before
-from hudi_meta.table.table import QUERIES, HudiTable, Query
+from hudi_meta.table.table import QUERIES, Query
 
 # Hudi's `hoodie.datasource.query.type` values are accepted as they are spelt there
 QUERY = Choice.of(QUERIES, {"read_optimized": "ro", "read-optimized": "ro", "time_travel": "time-travel"})
@@ -50,16 +49,17 @@ def read_command(args: argparse.Namespace) -> int:
         raise HudiMetaError("--strict goes with --complete-before")
     if args.complete_before is not None and query.kind != "ro":
         raise HudiMetaError("--complete-before goes with --query ro")
-    table = HudiTable.open(args.table)
+    table = open_table(args.table, args.db)
     if args.complete_before is not None:
-        short = view_for_complete_before(table_freshness(args.db, args.table), args.complete_before)
+        with table:
+            short = table.shortfall(args.complete_before)
         if short is not None:
             if args.strict:
                 print(f"hudi-meta: {short}", file=sys.stderr)
                 return EXIT_NOT_FRESH
             print(f"hudi-meta: {short}: reading the snapshot view instead", file=sys.stderr)
             query = Query("snapshot")
-    slices = table.iter_read(query, args.columns)
+    slices = table.scan(query.kind, args.columns, query.begin, query.end, query.as_of)
     if args.format == "jsonl":
         write_jsonl(row for rows in _row_batches(slices) for row in rows)
     else:

@@ -5,19 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from hudi_meta.api import open_table
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, whole
 from hudi_meta.cli.output import write_json, write_rows
 from hudi_meta.cli.show import SHOW_FROM_FILES
 from hudi_meta.cli.terminal import terminal_progress
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import resolve_db_url
-from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import SHOW_FROM_INDEX
 from hudi_meta.index.registry import register_table
 from hudi_meta.index.store import open_store, store_label
 from hudi_meta.index.table_format import require_current_index
-from hudi_meta.table.metadata_table import listing_through_metadata
 from hudi_meta.table.table import HudiTable
 from hudi_meta.values import JAVA_INT_MAX
 
@@ -74,13 +73,8 @@ def register_command(args: argparse.Namespace) -> int:
 
 
 def index_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
-    if args.through_metadata:
-        table = table.through(listing_through_metadata)
-        table.file_groups()  # refused in one line (no MDT, links, a pending clean or rollback) before the store
-    with terminal_progress(not args.json) as progress:
-        indexer = Indexer(open_store(args.db), table, batch_files=args.batch_files, progress=progress)
-        stats = indexer.run(args.event_time_field)
+    with open_table(args.table, args.db) as table, terminal_progress(not args.json) as progress:
+        stats = table.index(args.event_time_field, args.through_metadata, progress, batch_files=args.batch_files)
     if args.json:
         write_json([vars(stats)])
     else:

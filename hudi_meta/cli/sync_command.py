@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 
+from hudi_meta.api import open_table
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, arg_type
 from hudi_meta.cli.output import write_json
-from hudi_meta.index.store import open_store
 from hudi_meta.sync.catalog import MODES
-from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S, SyncTarget, sync_recorded
-from hudi_meta.table.table import HudiTable
+from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S, SyncTarget
 from hudi_meta.values import parse_identifier, parse_seconds
 
 TIMEOUT = arg_type(lambda text: parse_seconds(text, MIN_TIMEOUT_S, MAX_TIMEOUT_S), "seconds")
@@ -45,16 +44,20 @@ def add_commands(sub: Subparsers) -> None:
 
 
 def sync_command(args: argparse.Namespace) -> int:
-    target = SyncTarget(
-        args.mode, args.uri, args.database, args.name, args.timeout, as_datasource=not args.no_sync_as_datasource
-    )
-    target.validate(labels=("--uri", "--database", "--table"))  # before anything is read
-    table = HudiTable.open(args.table)
-    engine = open_store(args.db)
-    try:
-        report = sync_recorded(engine, table, target, args.dry_run)
-    finally:
-        engine.dispose()
+    SyncTarget(args.mode, args.uri, args.database, args.name, args.timeout).validate(
+        labels=("--uri", "--database", "--table")
+    )  # before the table is opened
+    with open_table(args.table, args.db) as table:
+        report = table.sync(
+            args.mode,
+            args.uri,
+            args.database,
+            args.name,
+            args.timeout,
+            as_datasource=not args.no_sync_as_datasource,
+            dry_run=args.dry_run,
+            labels=("--uri", "--database", "--table"),
+        )
     if args.json:
         write_json([report.as_dict()])
         return 0

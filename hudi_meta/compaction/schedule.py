@@ -28,7 +28,7 @@ from hudi_meta.compaction.strategies import (
 )
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import BadValueError, HudiMetaError, LimitError, WriteInProgressError
-from hudi_meta.format.links import LinkMode
+from hudi_meta.format.links import LinkMode, is_exact, plan_link_mode
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
 from hudi_meta.gc_pause import paused_gc
@@ -189,6 +189,8 @@ class ScheduleResult:
             "threshold_ms": self.threshold_ms,
             "operations": len(plan.operations) if plan else 0,
             "links": sum(len(op.symlink_operations) for op in plan.operations) if plan else 0,
+            "mode": str(plan_link_mode(plan)) if plan else None,
+            "exact": is_exact(plan) if plan else None,
         }
 
     def message(self) -> str:
@@ -197,8 +199,8 @@ class ScheduleResult:
             return f"nothing scheduled: {self.reason}"
         row = self.row()
         return (
-            f"scheduled compaction {self.instant}: {row['operations']} operations, {row['links']} links, "
-            f"threshold {row['threshold'] or '-'}"
+            f"scheduled compaction {self.instant}: {row['operations']} operations, {row['links']} links "
+            f"({row['mode']}), threshold {row['threshold'] or '-'}, exact: {'yes' if row['exact'] else 'no'}"
         )
 
 

@@ -6,6 +6,7 @@ Alembic never configures logging here, so upgrading from the CLI prints nothing.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from alembic import command
@@ -14,13 +15,14 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, make_url, pool
 
-import hudi_meta.migrations
 from hudi_meta.index.db import resolve_db_url
 
 
 def migrations_dir() -> Path:
     """The folder holding `env.py` and `versions/`."""
-    return Path(hudi_meta.migrations.__file__).resolve().parent
+    package = importlib.import_module("hudi_meta.migrations")  # mapped to migrations/, which mypy does not follow
+    assert package.__file__ is not None
+    return Path(package.__file__).resolve().parent
 
 
 def alembic_config(url: str) -> Config:

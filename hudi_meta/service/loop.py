@@ -18,9 +18,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from hudi_meta.clean.plan import CleanPolicy
-from hudi_meta.clean.run import check_cleanable, run_clean
-from hudi_meta.compaction.schedule import schedule_compaction
+from hudi_meta.api import Table
 from hudi_meta.errors import Abandoned, HudiMetaError, WriteInProgressError, first_line
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import register_table
@@ -37,8 +35,8 @@ from hudi_meta.service.records import (
     start_step,
 )
 from hudi_meta.service.runner import CompactionRunner
-from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.table import HudiTable
+from hudi_meta.table.times import format_time_ms
 
 log = logging.getLogger("hudi_meta.service")
 
@@ -52,6 +50,8 @@ class TableState:
     failures: int = 0
     retry_at: float = 0.0
     next_schedule_at: float = 0.0
+    facts: list[str] = field(default_factory=list)  # this round's `key=value` pairs for its one log line
+    changed: bool = False  # did this round change anything (the line is info, else debug)
 
 
 @dataclass
@@ -120,6 +120,7 @@ class Service:
                 return
             if self.clock() < state.retry_at:
                 continue
+            state.facts, state.changed = [], False
             try:
                 if not self._lease(state):
                     continue
@@ -133,9 +134,11 @@ class Service:
                     self.config.loop.retry_backoff_s * 2 ** (state.failures - 1), self.config.loop.max_backoff_s
                 )
                 state.retry_at = self.clock() + backoff
-                log.error("%s: %s (retry in %.0f s)", state.settings.path, first_line(e), backoff)
+                line = " ".join([f"table={log_value(state.settings.path)}", *state.facts])
+                log.error("%s error=%s retry_in_s=%.0f", line, log_value(first_line(e)), backoff)
             else:
                 state.failures, state.retry_at = 0, 0.0
+                self._log_round(state)
             if state.table_id is not None:
                 prune_steps(self.engine, state.table_id, self.config.loop.keep_steps)
 
@@ -155,13 +158,13 @@ class Service:
             self._compact(state, table, pending.requested_time)
         if self.clock() >= state.next_schedule_at and not self.stopping.is_set():
             state.next_schedule_at = self.clock() + s.schedule_interval_s
-            instant = self._step(state, "schedule", StepStatus.PLANNING, lambda: self._schedule(table, s))
+            instant = self._step(state, "schedule", StepStatus.PLANNING, lambda: self._schedule(s))
             if instant:
                 self._compact(state, s.open(), instant)
         if s.clean and not self.stopping.is_set():
-            self._step(state, "clean", StepStatus.RUNNING, lambda: self._clean(s.open(), s))
+            self._step(state, "clean", StepStatus.RUNNING, lambda: self._clean(s))
         if s.sync and self.config.catalog is not None and not self.stopping.is_set():
-            self._step(state, "sync", StepStatus.RUNNING, lambda: self._sync(s.open(), s))
+            self._step(state, "sync", StepStatus.RUNNING, lambda: self._sync(s))
 
     # ------------------------------------------------------------ steps
 
@@ -176,16 +179,30 @@ class Service:
             end_step(self.engine, step_id, StepOutcome.FAILED, error=first_line(e))
             raise
         end_step(self.engine, step_id, result.outcome, result.detail, status=result.status)
-        log.info("%s: %s %s %s", state.settings.path, name, result.outcome, result.detail or "")
+        self._note(state, name, result.outcome, result.detail)
         return result.value
+
+    def _note(self, state: TableState, name: str, outcome: StepOutcome, detail: dict[str, Any]) -> None:
+        """Add a step to the round's line: `name=outcome` and its non-empty details as `name.key=value`."""
+        shown = {k: v for k, v in detail.items() if v not in (None, 0, "")}
+        quiet = outcome in (StepOutcome.SKIPPED, StepOutcome.NOTHING) or (outcome is StepOutcome.OK and not shown)
+        state.changed = state.changed or not quiet
+        state.facts.append(f"{name}={log_value(str(outcome))}")
+        state.facts.extend(f"{name}.{k.removesuffix('_ms')}={log_value(v, k)}" for k, v in shown.items())
+
+    def _log_round(self, state: TableState) -> None:
+        """One line per table per round: info when it changed something, else debug (idle rounds)."""
+        line = " ".join([f"table={log_value(state.settings.path)}", *state.facts])
+        log.log(logging.INFO if state.changed else logging.DEBUG, "%s", line)
 
     def _index(self, state: TableState) -> StepResult:
         """Open the table (a table that cannot be opened fails here, recorded) and index it; the table."""
         table = state.settings.open()
         stats = Indexer(self.engine, table).run(state.settings.event_time_field)
-        return StepResult(
-            StepOutcome.OK, {k: v for k, v in stats.__dict__.items() if isinstance(v, int) and v}, value=table
-        )
+        changes = {k: v for k, v in vars(stats).items() if isinstance(v, int) and v and k != "links"}
+        if changes:  # `links` is the table's count, not a change: shown only beside one
+            changes["links"] = stats.links
+        return StepResult(StepOutcome.OK, changes, value=table)
 
     def _compact(self, state: TableState, table: HudiTable, instant: str) -> None:
         assert state.table_id is not None
@@ -209,18 +226,23 @@ class Service:
             reopened = HudiTable.open(table.uri, table.storage.options)
             if reopened.timeline.instant(instant) is None:  # the run took the plan back (writers broke its order)
                 Indexer(self.engine, reopened).run()
-                end_step(self.engine, step_id, StepOutcome.TAKEN_BACK, {"instant": instant, "reason": first_line(e)})
-                log.warning("%s: compaction %s taken back: %s", table.base_path, instant, first_line(e))
+                detail = {"instant": instant, "reason": first_line(e)}
+                end_step(self.engine, step_id, StepOutcome.TAKEN_BACK, detail)
+                self._note(state, "compaction", StepOutcome.TAKEN_BACK, detail)
                 return
             end_step(self.engine, step_id, StepOutcome.FAILED, {"instant": instant}, error=first_line(e))
             raise
         Indexer(self.engine, HudiTable.open(table.uri, table.storage.options)).run()
         end_step(self.engine, step_id, StepOutcome.COMPLETED, {"instant": instant})
-        log.info("%s: compaction %s completed", table.base_path, instant)
+        self._note(state, "compaction", StepOutcome.COMPLETED, {"instant": instant})
 
-    def _schedule(self, table: HudiTable, s: TableSettings) -> StepResult:
+    def _api(self, s: TableSettings) -> Table:
+        """The table as the Python API opens it, on the service's store: the CLI's operations, the same code."""
+        return Table(s.path, self.engine, s.storage_options)
+
+    def _schedule(self, s: TableSettings) -> StepResult:
         try:
-            result = schedule_compaction(self.engine, table, s.schedule_request())
+            result = self._api(s).schedule(s.schedule_request())
         except WriteInProgressError as e:  # a writer at work: the next round asks again (writers roll back dead ones)
             return StepResult(StepOutcome.SKIPPED, {"reason": str(e)})
         detail = {"reason": result.reason, "threshold_ms": result.threshold_ms}
@@ -230,10 +252,8 @@ class Service:
             StepOutcome.SCHEDULED, {**detail, "instant": result.instant}, StepStatus.PENDING, result.instant
         )
 
-    def _clean(self, table: HudiTable, s: TableSettings) -> StepResult:
-        check_cleanable(table)
-        policy = CleanPolicy.from_properties(table.config.props, s.clean_policy, s.clean_retained, s.clean_hours)
-        outcome = run_clean(self.engine, table, policy, dry_run=False)
+    def _clean(self, s: TableSettings) -> StepResult:
+        outcome = self._api(s).clean(s.clean_policy, s.clean_retained, s.clean_hours, dry_run=False)
         failed = [r for r in outcome.reports if r.error]
         deleted = outcome.deleted
         if failed:
@@ -241,12 +261,22 @@ class Service:
         detail = {"instant": outcome.instant, "deleted": deleted, "note": outcome.note}
         return StepResult(StepOutcome.CLEANED if outcome.instant else StepOutcome.NOTHING, detail)
 
-    def _sync(self, table: HudiTable, s: TableSettings) -> StepResult:
+    def _sync(self, s: TableSettings) -> StepResult:
         c = self.config.catalog
         assert c is not None
-        target = SyncTarget(c.mode, c.uri, s.sync_database or c.database, s.sync_name, c.timeout_s)
-        report = sync_recorded(self.engine, table, target)
+        report = self._api(s).sync(c.mode, c.uri, s.sync_database or c.database, s.sync_name, c.timeout_s)
         return StepResult(StepOutcome.OK, {"changes": len(report.actions)})
+
+
+def log_value(value: object, key: str = "") -> str:
+    """A value of a `key=value` log line: times (`*_ms` of event time) as ISO-8601 UTC, text with spaces or `=`
+    quoted, so that the line splits back into its pairs."""
+    if isinstance(value, int) and not isinstance(value, bool) and key == "threshold_ms":
+        return format_time_ms(value)
+    text = str(value)
+    if not text or any(c.isspace() or c in '="' for c in text):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return text
 
 
 @dataclass(frozen=True)

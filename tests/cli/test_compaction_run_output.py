@@ -36,5 +36,6 @@ def test_compaction_run_reports_what_it_wrote(tmp_path: Path) -> None:
     assert summary["duration_ms"] >= 0
     text = cli(*db, "compaction", "schedule", t.path, "--strategy", "unbounded")
     assert text.returncode == 0, text.stderr
+    assert text.stdout.strip().endswith("links (symlink), threshold -, exact: no"), text.stdout  # no reprs
     again = cli(*db, "compaction", "run", t.path, "--engine", "local")
     assert again.returncode == 0 and again.stdout.startswith("completed compaction ") and " in " in again.stdout

@@ -14,10 +14,9 @@ from typing import Any
 from pyhive import hive
 from sqlalchemy import Engine
 
-from hudi_meta.cli.freshness_command import table_freshness
+from hudi_meta.api import open_table
 from hudi_meta.sync.catalog import Catalog, RetryPolicy, open_catalog
 from hudi_meta.sync.hive_sync import SyncReport, sync_table
-from hudi_meta.table.table import HudiTable
 from tests.compaction.core import CoreTable, at, rows
 
 FAST_RETRIES = RetryPolicy(attempts=3, first_wait_s=0.1, max_wait_s=0.3)
@@ -45,7 +44,8 @@ def sync(
     own = catalog is None
     catalog = catalog or open_catalog(mode, uri, FAST_RETRIES)
     try:
-        return sync_table(catalog, HudiTable.open(path), table_freshness(store, path), database, **kw)
+        with open_table(path, store) as table:
+            return sync_table(catalog, table.hudi, table.freshness(), database, **kw)
     finally:
         if own:
             catalog.close()

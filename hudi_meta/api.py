@@ -1,0 +1,355 @@
+"""The Python API (docs/python-api.md): `open_table(uri, store=None)` and the operations on its result.
+
+The CLI's commands, and through them the tests of the CLI, call these methods; the service and the web actions
+call the same core functions underneath. Every method returns a typed result (a dataclass) and raises only
+`HudiMetaError` and its subclasses for what a caller can fix (a bad value, a missing table, a refused plan).
+
+>>> import hudi_meta
+>>> with hudi_meta.open_table("/data/events", store="sqlite:///meta.db") as table:  # doctest: +SKIP
+...     table.index()
+...     plan = table.schedule_compaction(data_latency="30m")
+...     done = table.run_compaction(plan.instant)
+...     print(table.freshness().watermark_ms, done.records_written)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pyarrow as pa
+
+from hudi_meta.check.index_drift import CheckReport, check_table
+from hudi_meta.clean.plan import CleanPolicy, Policy
+from hudi_meta.clean.run import CleanOutcome, check_cleanable, run_clean
+from hudi_meta.compaction.run import MapTasks, run_compaction, runnable_instant
+from hudi_meta.compaction.schedule import ScheduleRequest, ScheduleResult, schedule_compaction
+from hudi_meta.compaction.strategies import Strategy
+from hudi_meta.compaction.triggers import Trigger
+from hudi_meta.errors import BadValueError, HudiMetaError, NotFreshError
+from hudi_meta.format.links import LinkMode
+from hudi_meta.freshness import Freshness, view_for_complete_before
+from hudi_meta.index.db import DB_ENV, make_engine, resolve_db_url
+from hudi_meta.index.freshness_inputs import indexed_freshness
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.migrate import current_revision
+from hudi_meta.index.run_stats import IndexRunStats
+from hudi_meta.index.store import open_store, store_label
+from hudi_meta.progress import Report, silent
+from hudi_meta.sync.hive_sync import SyncReport
+from hudi_meta.sync.recorded import SyncTarget, sync_recorded
+from hudi_meta.table.metadata_table import listing_through_metadata
+from hudi_meta.table.table import HudiTable, Query
+from hudi_meta.table.times import EPOCH, check_time_ms, duration_ms, now_ms, parse_duration_ms, parse_time_ms, time_ms
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+T = TypeVar("T")
+Moment = dt.datetime | int | str  # a time: an aware or UTC datetime, epoch milliseconds, or ISO-8601 / epoch-ms text
+Duration = dt.timedelta | int | str  # milliseconds, or text such as "30m"
+
+
+# Hudi's `hoodie.datasource.query.type` values, accepted as they are spelt there
+QUERY_ALIASES = {"read_optimized": "ro", "read-optimized": "ro", "time_travel": "time-travel"}
+
+
+@dataclass(frozen=True)
+class CompactionSummary:
+    """What a completed compaction did, from its plan and its commit's write stats."""
+
+    instant: str
+    operations: int  # file groups compacted
+    records_written: int
+    bytes_written: int
+    log_files_compacted: int
+    links: int  # log files after T kept in the new slices as links or copies
+    duration_ms: int
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def compaction_summary(table: HudiTable, instant: str, took_ms: int) -> CompactionSummary:
+    """The summary of the completed compaction `instant` of `table` (opened after it completed)."""
+    done = table.timeline.instant(instant)
+    assert done is not None and done.is_completed
+    stats = [s for group in table.timeline.commit_metadata(done).partition_to_write_stats.values() for s in group]
+    plan = table.compaction_plan(instant)
+    return CompactionSummary(
+        instant=instant,
+        operations=len(plan.operations),
+        records_written=sum(s.num_writes for s in stats),
+        bytes_written=sum(s.total_write_bytes for s in stats),
+        log_files_compacted=sum(s.total_log_files_compacted for s in stats),
+        links=sum(len(op.symlink_operations) for op in plan.operations),
+        duration_ms=took_ms,
+    )
+
+
+def as_time_ms(value: Moment, what: str) -> int:
+    """Epoch milliseconds of a time given as a datetime (naive: UTC), a number (read as event-time numbers are:
+    epoch seconds below 1e11, milliseconds below 1e14, else microseconds) or text (ISO-8601 or such a number)."""
+    if isinstance(value, bool):
+        raise BadValueError(f"{what}: expected a time, got {value!r}")
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        return _named(what, lambda v: check_time_ms((v - EPOCH) // dt.timedelta(milliseconds=1), v.isoformat()), aware)
+    if isinstance(value, int):
+        return _named(what, time_ms, value)
+    if isinstance(value, str):
+        return _named(what, parse_time_ms, value)
+    raise BadValueError(f"{what}: expected a datetime, epoch milliseconds or ISO-8601 text, got {type(value).__name__}")
+
+
+def as_duration_ms(value: Duration, what: str) -> int:
+    """Milliseconds of a duration given as a timedelta, milliseconds or text such as `30m`."""
+    if isinstance(value, bool):
+        raise BadValueError(f"{what}: expected a duration, got {value!r}")
+    if isinstance(value, dt.timedelta):
+        return _named(what, lambda v: duration_ms(v // dt.timedelta(milliseconds=1), str(v)), value)
+    if isinstance(value, int):
+        return _named(what, duration_ms, value)
+    if isinstance(value, str):
+        return _named(what, parse_duration_ms, value)
+    raise BadValueError(f"{what}: expected a timedelta, milliseconds or text such as 30m, got {type(value).__name__}")
+
+
+def _named(what: str, parse: Callable[[T], int], value: T) -> int:
+    """`parse(value)`, its error naming `what` (the argument) first."""
+    try:
+        return parse(value)
+    except BadValueError as e:
+        raise BadValueError(f"{what}: {e}") from e
+
+
+class Table:
+    """A Hudi table and the metadata store that indexes it. Open it with `open_table`; close it (or use `with`)
+    to release the store's connections. Not shared between threads."""
+
+    def __init__(self, uri: str, store: str | Engine | None = None, storage_options: Mapping[str, Any] | None = None):
+        self.uri = uri
+        self.storage_options = dict(storage_options or {})
+        self._store = store
+        self._engine: Engine | None = store if store is not None and not isinstance(store, str) else None
+        self._owns_engine = False
+        self.hudi = self._open()  # fails at once on a path that is no Hudi table
+
+    def _open(self) -> HudiTable:
+        return HudiTable.open(self.uri, self.storage_options or None)
+
+    @property
+    def engine(self) -> Engine:
+        """The store's engine, opened on first use (a new SQLite store gets its schema; see `open_store`)."""
+        if self._engine is None:
+            self._engine = open_store(self._store if isinstance(self._store, str) else None)
+            self._owns_engine = True
+        return self._engine
+
+    def close(self) -> None:
+        if self._owns_engine and self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+    def __enter__(self) -> Table:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def index(
+        self,
+        event_time_field: str | None = None,
+        through_metadata: bool = False,
+        progress: Report = silent,
+        batch_files: int = 200,
+    ) -> IndexRunStats:
+        """Index what is new in the table (instants, log blocks and their event times, plans, links).
+        `through_metadata` lists the files through Hudi's metadata table instead of storage (object stores)."""
+        table = self._open()
+        if through_metadata:
+            table = table.through(listing_through_metadata)
+            table.file_groups()  # refused in one line (no MDT, links, a pending clean or rollback) before the store
+        return Indexer(self.engine, table, batch_files=batch_files, progress=progress).run(event_time_field)
+
+    def freshness(self, now: Moment | None = None) -> Freshness:
+        """What the read-optimized view guarantees now (threshold, watermark, lag, late data), indexing first."""
+        return indexed_freshness(self.engine, self._open(), None if now is None else as_time_ms(now, "now"))
+
+    def schedule_compaction(
+        self,
+        threshold: Moment | None = None,
+        data_latency: Duration | None = None,
+        mode: LinkMode | str = LinkMode.SYMLINK,
+        exact: bool = False,
+        strategy: Strategy | str = Strategy.EVENT_TIME,
+        trigger: Trigger | str = Trigger.EVENT_TIME,
+        log_file_size_threshold: int | None = None,
+        max_delta_commits: int | None = None,
+        max_delta_seconds: int | None = None,
+    ) -> ScheduleResult:
+        """Plan an event-time compaction at T = `threshold` (or now - `data_latency`; neither: the table's
+        `hoodie.compaction.event.time.data.latency`) and write it; `result.instant` is None when the trigger or
+        the index found nothing to do (`result.reason` says why)."""
+        request = ScheduleRequest(
+            threshold_ms=None if threshold is None else as_time_ms(threshold, "threshold"),
+            data_latency_ms=None if data_latency is None else as_duration_ms(data_latency, "data latency"),
+            mode=mode if isinstance(mode, LinkMode) else LinkMode.parse(mode, "mode"),
+            exact=exact,
+            strategy=strategy if isinstance(strategy, Strategy) else Strategy.parse(strategy, "strategy"),
+            trigger=trigger if isinstance(trigger, Trigger) else Trigger.parse(trigger, "trigger"),
+            log_file_size_threshold=log_file_size_threshold,
+            max_delta_commits=max_delta_commits,
+            max_delta_seconds=max_delta_seconds,
+        )
+        return self.schedule(request)
+
+    def schedule(self, request: ScheduleRequest) -> ScheduleResult:
+        """`schedule_compaction` for a request already built (the CLI's and the service's)."""
+        request.validate(now_ms())  # the options together, before the store is opened
+        return schedule_compaction(self.engine, self._open(), request)
+
+    def runnable(self, instant: str | None = None) -> str:
+        """The compaction `run_compaction(instant)` would run (None: the oldest pending one), or a one-line
+        refusal naming why none can run."""
+        return runnable_instant(self._open(), instant)
+
+    def run_compaction(
+        self,
+        instant: str | None = None,
+        spark: Any = None,
+        map_tasks: MapTasks | None = None,
+        on_phase: Callable[[str], None] | None = None,
+        progress: Report = silent,
+    ) -> CompactionSummary:
+        """Execute the pending compaction `instant` (None: the oldest pending one), on `spark` (a SparkSession)
+        or else in this process (`map_tasks` runs the operations; default: one after another), commit it and
+        index the result. A run killed at any point is finished by running it again."""
+        table = self._open()
+        instant = runnable_instant(table, instant)
+        started = time.monotonic()
+        if spark is not None:
+            from hudi_meta.spark.compaction import run  # the `spark` extra: imported only when used
+
+            run(spark, table, instant, on_phase)
+        elif map_tasks is not None:
+            run_compaction(table, instant, map_tasks, on_phase)
+        else:
+            run_compaction(table, instant, on_phase=on_phase)
+        took_ms = int((time.monotonic() - started) * 1000)
+        after = self._open()
+        Indexer(self.engine, after, progress=progress).run()
+        return compaction_summary(after, instant, took_ms)
+
+    def clean(
+        self,
+        policy: Policy | str | None = None,
+        retained: int | None = None,
+        hours: int | None = None,
+        dry_run: bool = True,
+        progress: Report = silent,
+    ) -> CleanOutcome:
+        """Plan (`dry_run`, the default) or execute a clean by `policy` (default: the table's `hoodie.clean.*`,
+        else keep the latest 10 commits) that never deletes a file a live link shows."""
+        table = self._open()
+        name = policy.value if isinstance(policy, Policy) else policy
+        clean_policy = CleanPolicy.from_properties(table.config.props, name, retained, hours)
+        check_cleanable(table)
+        return run_clean(self.engine, table, clean_policy, dry_run=dry_run, progress=progress)
+
+    def check(self, index: bool = True) -> CheckReport:
+        """Every finding of the table's files, links, plans and freshness, and (`index`) of the index against
+        them. Never creates a store: without one given, the default store is compared only if it exists."""
+        engine, label = self._check_store() if index else (None, None)
+        report = check_table(self._open(), engine, label)
+        if not index:
+            report.notes = ["index drift not checked: --no-index"]
+        return report
+
+    def _check_store(self) -> tuple[Engine | None, str | None]:
+        if self._engine is not None:
+            return self._engine, store_label(str(self._engine.url))
+        if self._store is not None or os.environ.get(DB_ENV):
+            url = resolve_db_url(self._store if isinstance(self._store, str) else None)
+            self._engine, self._owns_engine = open_store(url, create=False), True
+            return self._engine, store_label(url)
+        url = resolve_db_url(None)
+        if current_revision(url) is None:
+            return None, None
+        self._engine, self._owns_engine = make_engine(url), True
+        return self._engine, store_label(url)
+
+    def sync(
+        self,
+        mode: str,
+        uri: str,
+        database: str | None = None,
+        name: str | None = None,
+        timeout_s: float = 30.0,
+        as_datasource: bool = True,
+        dry_run: bool = False,
+        labels: tuple[str, str, str] = ("catalog URI", "database", "table name"),
+    ) -> SyncReport:
+        """Publish the read-optimized freshness into a Hive metastore (`mode` "hms": Thrift at `uri`;
+        "hiveserver2": SQL) as the RO and RT tables' properties; `dry_run` says what would change."""
+        target = SyncTarget(mode, uri, database, name, timeout_s, as_datasource=as_datasource)
+        target.validate(labels=labels)  # before anything is read
+        return sync_recorded(self.engine, self._open(), target, dry_run)
+
+    def shortfall(self, complete_before: Moment) -> str | None:
+        """Why the read-optimized view does not hold all data before `complete_before`, or None if it does."""
+        return view_for_complete_before(self.freshness(), as_time_ms(complete_before, "complete before"))
+
+    def scan(
+        self,
+        query: str = "snapshot",
+        columns: list[str] | None = None,
+        begin: str | None = None,
+        end: str | None = None,
+        as_of: str | None = None,
+    ) -> Iterator[pa.Table]:
+        """The records of a query (snapshot, ro, incremental over (`begin`, `end`], time-travel `as_of`) one
+        merged file slice at a time, so that a caller holds one slice."""
+        return self._open().iter_read(
+            Query(QUERY_ALIASES.get(query, query), begin=begin, end=end, as_of=as_of), columns
+        )
+
+    def read(
+        self,
+        query: str = "snapshot",
+        columns: list[str] | None = None,
+        complete_before: Moment | None = None,
+        strict: bool = False,
+        begin: str | None = None,
+        end: str | None = None,
+        as_of: str | None = None,
+    ) -> pa.Table:
+        """All records of a query as one Arrow table. With `complete_before` T (query "ro" only), the
+        read-optimized view is read only if it holds all data before T; otherwise the snapshot view is read, or
+        with `strict` a `NotFreshError` is raised."""
+        if strict and complete_before is None:
+            raise HudiMetaError("strict goes with complete_before")
+        if complete_before is not None:
+            if QUERY_ALIASES.get(query, query) != "ro":
+                raise HudiMetaError("complete_before goes with the ro query")
+            short = self.shortfall(complete_before)
+            if short is not None:
+                if strict:
+                    raise NotFreshError(short)
+                query = "snapshot"
+        return self._open().read(_query(query, begin, end, as_of), columns)
+
+
+def _query(kind: str, begin: str | None, end: str | None, as_of: str | None) -> Query:
+    return Query(QUERY_ALIASES.get(kind, kind), begin=begin, end=end, as_of=as_of)
+
+
+def open_table(uri: str, store: str | Engine | None = None, storage_options: Mapping[str, Any] | None = None) -> Table:
+    """The table at `uri` (a path or fsspec URL, with fsspec `storage_options`) with the metadata store `store`
+    (a SQLAlchemy URL, an Engine, or None: $HUDI_META_DB, else `./hudi-meta.db`)."""
+    return Table(uri, store, storage_options)
