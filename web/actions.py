@@ -7,21 +7,19 @@ table the store registered is opened: its base path comes from the store, never 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, abort, current_app, flash, jsonify, redirect, render_template, url_for
 
-from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, CleanPolicy, Policy
-from hudi_meta.clean.run import check_cleanable, format_reports, run_clean
-from hudi_meta.compaction.run import run_compaction, runnable_instant
-from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.api import Table
+from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, Policy
+from hudi_meta.clean.run import format_reports
+from hudi_meta.compaction.schedule import ScheduleRequest
 from hudi_meta.errors import BadValueError, HudiMetaError
 from hudi_meta.format.links import LinkMode
 from hudi_meta.index.browse import TableRow
-from hudi_meta.index.indexer import Indexer
-from hudi_meta.sync.recorded import SyncTarget, sync_recorded
+from hudi_meta.sync.recorded import SyncTarget
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_duration_ms, now_ms
 
@@ -45,8 +43,13 @@ def _schedule(body: Body) -> Run:
     return lambda table: _scheduled(table, request_)
 
 
+def _api(table: HudiTable) -> Table:
+    """The registered table as the Python API opens it, on the UI's store: the CLI's operations, the same code."""
+    return Table(table.uri, store.engine(), table.storage.options)
+
+
 def _scheduled(table: HudiTable, request_: ScheduleRequest) -> dict[str, Any]:
-    result = schedule_compaction(store.engine(), table, request_)
+    result = _api(table).schedule(request_)
     return {**result.row(), "message": result.message()}
 
 
@@ -60,28 +63,16 @@ def _run(body: Body) -> Run:
 def _ran(table: HudiTable, instant: str | None) -> dict[str, Any]:
     """Run the pending compaction `instant` (None: the oldest) with the local engine, as `hudi-meta compaction
     run --engine local` does, index what it wrote, and say what that was from its commit."""
-    instant = runnable_instant(table, instant)  # refused in one line before any work
-    started = time.monotonic()
-    run_compaction(table, instant)
-    took_ms = int((time.monotonic() - started) * 1000)
+    summary = _api(table).run_compaction(instant)
     table.reload()
-    Indexer(store.engine(), table).run()
-    done = table.timeline.instant(instant)
+    done = table.timeline.instant(summary.instant)
     assert done is not None and done.is_completed
     stats = [s for group in table.timeline.commit_metadata(done).partition_to_write_stats.values() for s in group]
-    links = sum(len(op.symlink_operations) for op in table.compaction_plan(instant).operations)
-    records, written = sum(s.num_writes for s in stats), sum(s.total_write_bytes for s in stats)
-    merged = sum(s.total_log_files_compacted for s in stats)
     return {
-        "message": f"completed compaction {instant}: {len(stats)} base files written ({records} records, "
-        f"{written} bytes), {merged} log files merged, {links} kept as links or copies, in "
-        f"{format_duration_ms(took_ms)}",
-        "instant": instant,
-        "records_written": records,
-        "bytes_written": written,
-        "log_files_compacted": merged,
-        "links": links,
-        "duration_ms": took_ms,
+        "message": f"completed compaction {summary.instant}: {len(stats)} base files written "
+        f"({summary.records_written} records, {summary.bytes_written} bytes), {summary.log_files_compacted} log "
+        f"files merged, {summary.links} kept as links or copies, in {format_duration_ms(summary.duration_ms)}",
+        **summary.as_dict(),
         "files": [
             {"partition": s.partition_path, "path": s.path, "records": s.num_writes, "bytes": s.total_write_bytes}
             for s in stats
@@ -94,12 +85,11 @@ def _clean(body: Body) -> Run:
     policy = Policy.parse(text, "policy") if text is not None else None
     retained = body.whole("retained", 0, MAX_RETAINED)
     hours = body.whole("hours", 0, MAX_HOURS_RETAINED)
-    return lambda table: _cleaned(table, CleanPolicy.from_properties(table.config.props, policy, retained, hours))
+    return lambda table: _cleaned(table, policy, retained, hours)
 
 
-def _cleaned(table: HudiTable, policy: CleanPolicy) -> dict[str, Any]:
-    check_cleanable(table)
-    outcome = run_clean(store.engine(), table, policy, dry_run=True)
+def _cleaned(table: HudiTable, policy: Policy | None, retained: int | None, hours: int | None) -> dict[str, Any]:
+    outcome = _api(table).clean(policy, retained, hours, dry_run=True)
     summary = outcome.plan.summary if outcome.plan is not None else outcome.note or "nothing to clean"
     return {"message": f"clean plan (dry run, nothing deleted): {summary}", "files": format_reports(outcome.reports)}
 
@@ -114,7 +104,8 @@ def _sync(body: Body) -> Run:
 
 
 def _synced(table: HudiTable, target: SyncTarget) -> dict[str, Any]:
-    report = sync_recorded(store.engine(), table, target)
+    t = target
+    report = _api(table).sync(t.mode, t.uri, t.database, t.name, t.timeout_s, t.as_datasource)
     changes = len(report.actions)
     message = f"synced {', '.join(report.tables)}: {changes} changes" if changes else "catalog up to date"
     return {"message": message, **report.as_dict()}
