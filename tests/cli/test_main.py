@@ -211,6 +211,11 @@ def test_quickstart(tmp_path: Path) -> None:
         assert ui is not None, (lines, process.stderr.read() if process.poll() is not None and process.stderr else "")
         with urllib.request.urlopen(ui.split()[4], timeout=60) as response:
             assert b">events</a>" in response.read()
+        # the UI shows the feature: the lag on time against the 10m data latency, and the event-time chart holds
+        # the records the links keep after T
+        with urllib.request.urlopen(ui.split()[4] + "tables/1", timeout=60) as response:
+            page = response.read().decode()
+        assert 'class="status fresh-on-time"' in page and page.count('<rect class="bar"') > 0
     finally:
         process.terminate()
         _, err = process.communicate(timeout=60)
