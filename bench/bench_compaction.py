@@ -36,6 +36,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyspark
 from hudi_meta.spark import compaction, reader, writer
+from hudi_meta.spark.compat import arrow_dataframe
 from local_spark import MASTER, local_spark
 from pyspark.sql import SparkSession
 from timing import measure
@@ -58,7 +59,7 @@ def build_table(
     for batch in generate(spec):
         for data, operation in ((batch.upserts, "upsert"), (batch.deletes, "delete")):
             if data.num_rows:
-                writer.write(spark.createDataFrame(data), HudiTable.open(path), operation, block_format)
+                writer.write(arrow_dataframe(spark, data), HudiTable.open(path), operation, block_format)
                 rows += data.num_rows
         watermarks.append(batch.watermark_ms)
     return rows, watermarks

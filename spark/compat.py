@@ -9,14 +9,12 @@ Two things, both Arrow tables in and out of Spark, which PySpark 4.0 added:
 - `DataFrame.toArrow()` (3.5: no such attribute). `to_arrow` does it on both; on 3.5 through the Arrow collect
   that 3.5's `toPandas` uses.
 
-`install()`, run by `hudi_meta.spark.session.spark_session`, gives 3.5's `SparkSession.createDataFrame` the table
-argument and its `DataFrame` a `toArrow`, so code written for 4.x (the quickstart, the tests, user code) runs
-unchanged; on 4.x it does nothing.
+The quickstart, the tests and the benchmarks call these two instead of the 4.x methods; PySpark's own classes
+are left as they are (a library does not change a user's session).
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pyarrow as pa
@@ -40,31 +38,6 @@ def to_arrow(df: DataFrame) -> pa.Table:
     if SPARK_MAJOR >= 4:
         return df.toArrow()
     return _to_arrow_35(df)
-
-
-def install() -> None:
-    """On PySpark 3.5, `SparkSession.createDataFrame(pyarrow.Table)` and `DataFrame.toArrow()` as PySpark 4 has
-    them; nothing on 4.x. Idempotent; every other argument goes to PySpark's own `createDataFrame` as before."""
-    if SPARK_MAJOR >= 4 or getattr(SparkSession.createDataFrame, "_hudi_meta_arrow", False):
-        return
-    if not hasattr(DataFrame, "toArrow"):
-        setattr(DataFrame, "toArrow", _to_arrow_35)  # noqa: B010
-    original = SparkSession.createDataFrame
-
-    @functools.wraps(original)
-    def create_data_frame(self: SparkSession, data: Any, schema: Any = None, *args: Any, **kwargs: Any) -> DataFrame:
-        if isinstance(data, pa.Table) and not args and not kwargs and (schema is None or _names_or_struct(schema)):
-            return _from_arrow_table_35(self, data, schema)
-        return original(self, data, schema, *args, **kwargs)
-
-    create_data_frame._hudi_meta_arrow = True  # type: ignore[attr-defined]
-    setattr(SparkSession, "createDataFrame", create_data_frame)  # noqa: B010 (mypy: a method is not assignable)
-
-
-def _names_or_struct(schema: object) -> bool:
-    return isinstance(schema, StructType) or (
-        isinstance(schema, (list, tuple)) and all(isinstance(name, str) for name in schema)
-    )
 
 
 def _from_arrow_table_35(spark: SparkSession, table: pa.Table, schema: StructType | list[str] | None) -> DataFrame:

@@ -6,7 +6,6 @@ import os
 import sys
 from pathlib import Path
 
-from hudi_meta.spark import compat
 from pyspark.sql import SparkSession
 
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -20,10 +19,9 @@ def spark_session(master: str | None = "local[2]", app_name: str = "hudi-meta", 
     import the same hudi_meta), session time zone UTC (event times and instants are never shifted), no UI and,
     unless spark-submit started it, the driver bound to 127.0.0.1. `conf` adds or overrides settings, `__`
     standing for dots (`spark__local__dir="/tmp/x"`). A session already running in this process is returned
-    instead (`getOrCreate`), keeping its core settings. On PySpark 3.5 its `createDataFrame` takes a pyarrow
-    Table as on 4.x (`hudi_meta.spark.compat`).
+    instead (`getOrCreate`), keeping its core settings. A pyarrow Table becomes a DataFrame of it through
+    `hudi_meta.spark.compat.arrow_dataframe` (PySpark 3.5's `createDataFrame` does not take one).
     """
-    compat.install()
     java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
     builder = SparkSession.builder.appName(app_name)
     if master is not None:

@@ -143,6 +143,7 @@ def _write(spark: Any, path: str, batches: int, rows: int) -> dict[tuple[str, in
     """The demo table from an event stream that ends now, with late data, updates and deletes; when each record
     version (event_id, ts) arrived."""
     from hudi_meta.spark import writer
+    from hudi_meta.spark.compat import arrow_dataframe
 
     print(
         f"1. demo table {path} (MOR, table version {CURRENT_VERSION}, bucket index, event time `ts`, data latency "
@@ -166,9 +167,9 @@ def _write(spark: Any, path: str, batches: int, rows: int) -> dict[tuple[str, in
         times = batch.upserts.column("ts").to_pylist()
         for key, ts in zip(batch.upserts.column("event_id").to_pylist(), times, strict=True):
             arrivals[(key, ts)] = Arrival(batch.number, begin)
-        instant = writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(path), "upsert")
+        instant = writer.write(arrow_dataframe(spark, batch.upserts), HudiTable.open(path), "upsert")
         if batch.deletes.num_rows:
-            writer.write(spark.createDataFrame(batch.deletes), HudiTable.open(path), "delete")
+            writer.write(arrow_dataframe(spark, batch.deletes), HudiTable.open(path), "delete")
         late = sum(1 for ts in times if ts < begin)
         print(
             f"   batch {batch.number + 1}/{batches}: {len(times)} events of {format_time_ms(begin)[11:16]}-"

@@ -82,6 +82,11 @@ class HiveServer2Catalog:
 
         return self._call(call)
 
+    def _execute(self, ddl: str) -> None:
+        """A statement whose result is never read (CREATE, ALTER): executed, not fetched. Spark 3.5's Thrift server
+        describes a `Result` column for DDL but answers the fetch with no columns, which PyHive cannot read."""
+        self._call(lambda cursor: cursor.execute(ddl))
+
     def close(self) -> None:
         if self.connection is not None:
             with contextlib.suppress(*UNAVAILABLE, exc.Error):
@@ -94,7 +99,7 @@ class HiveServer2Catalog:
         return any(r[0] == database for r in self._rows(f"SHOW DATABASES LIKE {literal(database)}"))
 
     def create_database(self, database: str) -> None:
-        self._rows(f"CREATE DATABASE IF NOT EXISTS {ident(database)}")
+        self._execute(f"CREATE DATABASE IF NOT EXISTS {ident(database)}")
 
     def get_table(self, database: str, name: str) -> CatalogTable | None:
         tables = self._rows(f"SHOW TABLES IN {ident(database)} LIKE {literal(name)}")
@@ -122,7 +127,7 @@ class HiveServer2Catalog:
             + f" LOCATION {literal(table.location)}"
             + (f" TBLPROPERTIES ({pairs(properties)})" if properties else "")
         )
-        self._rows(sql)
+        self._execute(sql)
 
     def set_properties(self, database: str, name: str, changes: Mapping[str, str | None]) -> None:
         full = f"{ident(database)}.{ident(name)}"
@@ -130,9 +135,9 @@ class HiveServer2Catalog:
         unsets = [k for k, v in changes.items() if v is None]
         if sets:
             pairs = ", ".join(f"{literal(k)}={literal(v)}" for k, v in sets.items())
-            self._rows(f"ALTER TABLE {full} SET TBLPROPERTIES ({pairs})")
+            self._execute(f"ALTER TABLE {full} SET TBLPROPERTIES ({pairs})")
         if unsets:
-            self._rows(f"ALTER TABLE {full} UNSET TBLPROPERTIES IF EXISTS ({', '.join(map(literal, unsets))})")
+            self._execute(f"ALTER TABLE {full} UNSET TBLPROPERTIES IF EXISTS ({', '.join(map(literal, unsets))})")
 
     def partition_values(self, database: str, name: str) -> set[tuple[str, ...]]:
         rows = self._rows(f"SHOW PARTITIONS {ident(database)}.{ident(name)}")
@@ -151,7 +156,7 @@ class HiveServer2Catalog:
             + f") LOCATION {literal(p.location)}"
             for p in partitions
         )
-        self._rows(f"ALTER TABLE {ident(database)}.{ident(name)} ADD IF NOT EXISTS {specs}")
+        self._execute(f"ALTER TABLE {ident(database)}.{ident(name)} ADD IF NOT EXISTS {specs}")
 
 
 def _from_describe(database: str, name: str, rows: list[tuple[Any, ...]], properties: dict[str, str]) -> CatalogTable:

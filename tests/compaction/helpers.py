@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from hudi_meta.spark import writer
+from hudi_meta.spark.compat import arrow_dataframe
 from pyspark.sql import SparkSession
 
 from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
@@ -33,10 +34,10 @@ def write_events(spark: SparkSession, path: str, spec: StreamSpec = SPEC) -> tup
 
 
 def append(spark: SparkSession, path: str, model: Model, upserts: pa.Table, deletes: pa.Table | None = None) -> None:
-    instant = writer.write(spark.createDataFrame(upserts), HudiTable.open(path), "upsert")
+    instant = writer.write(arrow_dataframe(spark, upserts), HudiTable.open(path), "upsert")
     model.upsert(instant.requested_time, upserts)
     if deletes is not None and deletes.num_rows:
-        instant = writer.write(spark.createDataFrame(deletes), HudiTable.open(path), "delete")
+        instant = writer.write(arrow_dataframe(spark, deletes), HudiTable.open(path), "delete")
         model.delete(instant.requested_time, deletes.column("event_id").to_pylist())
 
 

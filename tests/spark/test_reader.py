@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from hudi_meta.spark import reader
+from hudi_meta.spark.compat import to_arrow
 from pyspark.sql import SparkSession
 
 from hudi_meta.table.table import HudiTable, Query
@@ -18,7 +19,7 @@ def test_time_travel_equals_the_model_at_every_instant(spark: SparkSession, writ
         query = Query("time-travel", as_of=instant)
         assert rows_of(table.read(query)) == model.as_of(instant), instant
     last = model.history[-1][0]
-    assert rows_of(reader.read(spark, path, Query("time-travel", as_of=model.history[1][0])).toArrow()) == model.as_of(
+    assert rows_of(to_arrow(reader.read(spark, path, Query("time-travel", as_of=model.history[1][0])))) == model.as_of(
         model.history[1][0]
     )
     assert rows_of(table.read(Query("time-travel", as_of=last))) == model.rows()
@@ -36,4 +37,4 @@ def test_incremental_equals_records_the_range_wrote(
     query = Query("incremental", begin=begin, end=end)
     expected = model.incremental(begin, end)
     assert rows_of(HudiTable.open(path).read(query)) == expected
-    assert rows_of(reader.read(spark, path, query).toArrow()) == expected
+    assert rows_of(to_arrow(reader.read(spark, path, query))) == expected

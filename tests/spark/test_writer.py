@@ -12,6 +12,7 @@ import pytest
 from hudi import HudiReadOptions
 from hudi import HudiTable as RsTable
 from hudi_meta.spark import reader, writer
+from hudi_meta.spark.compat import arrow_dataframe, to_arrow
 from hudi_meta.spark.ingest import IngestOptions, open_or_create
 from pyspark.sql import SparkSession
 
@@ -38,10 +39,10 @@ def write_stream(
     create_events_table(path, buckets=3, min_event_time_header=header)
     model = Model()
     for batch in generate(spec):
-        instant = writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(path), "upsert", block_format)
+        instant = writer.write(arrow_dataframe(spark, batch.upserts), HudiTable.open(path), "upsert", block_format)
         model.upsert(instant.requested_time, batch.upserts)
         if batch.deletes.num_rows:
-            instant = writer.write(spark.createDataFrame(batch.deletes), HudiTable.open(path), "delete")
+            instant = writer.write(arrow_dataframe(spark, batch.deletes), HudiTable.open(path), "delete")
             model.delete(instant.requested_time, batch.deletes.column("event_id").to_pylist())
     return model
 
@@ -62,7 +63,7 @@ def test_all_readers_agree(spark: SparkSession, written: tuple[str, Model], quer
     path, model = written
     ours = rows_of(HudiTable.open(path).read(query))
     assert ours == rows_of(hudi_rs(path, query))
-    assert ours == rows_of(reader.read(spark, path, query).toArrow())
+    assert ours == rows_of(to_arrow(reader.read(spark, path, query)))
     if query == "snapshot":
         assert ours == model.rows()
     else:
@@ -119,7 +120,7 @@ def test_min_event_time_header_opt_in(spark: SparkSession, tmp_path: Path) -> No
     model = write_stream(spark, path, spec, header=True)
     table = HudiTable.open(path)
     assert rows_of(table.read("snapshot")) == model.rows()
-    assert rows_of(reader.read(spark, path, "snapshot").toArrow()) == model.rows()
+    assert rows_of(to_arrow(reader.read(spark, path, "snapshot"))) == model.rows()
     data_blocks = [
         (lf.path, b)
         for fg in table.file_groups()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from hudi_meta.spark import writer
+from hudi_meta.spark.compat import arrow_dataframe
 from pyspark.sql import SparkSession
 
 from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate, write_batches
@@ -46,7 +47,7 @@ def test_kill_9_mid_write_then_next_write(spark: SparkSession, tmp_path: Path) -
     with_short_heartbeats(path)
     first, second = list(generate(StreamSpec(batches=2, rows_per_batch=300, seed=11)))
     model = Model()
-    instant = writer.write(spark.createDataFrame(first.upserts), HudiTable.open(str(path)))
+    instant = writer.write(arrow_dataframe(spark, first.upserts), HudiTable.open(str(path)))
     model.upsert(instant.requested_time, first.upserts)
     before = rows_of(HudiTable.open(str(path)).read("snapshot"))
     assert before == model.rows()
@@ -82,7 +83,7 @@ def test_kill_9_mid_write_then_next_write(spark: SparkSession, tmp_path: Path) -
     assert rows_of(hudi_rs(str(path), "snapshot")) == before
 
     time.sleep(EXPIRY_S * 1.5)  # the killed writer's heartbeat expires
-    instant = writer.write(spark.createDataFrame(second.upserts), HudiTable.open(str(path)))
+    instant = writer.write(arrow_dataframe(spark, second.upserts), HudiTable.open(str(path)))
     model.upsert(instant.requested_time, second.upserts)
     table = HudiTable.open(str(path))
     assert [i.action for i in table.timeline.completed()][-2:] == [Action.ROLLBACK, Action.DELTA_COMMIT]

@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hudi_meta.spark.compat import arrow_dataframe
 
 from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.format.log_reader import read_blocks
@@ -38,7 +39,7 @@ def _main(path: str) -> None:
     create_events_table(path, buckets=BUCKETS)
     instants = []
     for batch in generate(SPEC):
-        df = spark.createDataFrame(batch.upserts)
+        df = arrow_dataframe(spark, batch.upserts)
         instants.append(writer.write(df, HudiTable.open(path), "upsert", fail_task_attempts=1).requested_time)
     spark.stop()
     print(json.dumps(instants))

@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hudi_meta.spark.compat import arrow_dataframe, to_arrow
 from sqlalchemy import Engine
 
 from hudi_meta.compaction.run import CRASH_AT_ENV, CRASH_POINTS, run_compaction
@@ -233,7 +234,7 @@ def test_spark_ingests_compacts_and_reads_a_table_on_s3(
     assert done.returncode == 0, done.stderr[-2000:]
     model.upsert("0", batches[0].upserts)
     for n, batch in enumerate(batches[1:], 1):
-        writer.write(spark.createDataFrame(batch.upserts), HudiTable.open(uri, s3_server.options), "upsert")
+        writer.write(arrow_dataframe(spark, batch.upserts), HudiTable.open(uri, s3_server.options), "upsert")
         model.upsert(str(n), batch.upserts)
     table = HudiTable.open(uri, s3_server.options)
     scheduled = schedule_compaction(engine, table, ScheduleRequest(batches[1].watermark_ms, mode=LinkMode.COPY))
@@ -241,7 +242,7 @@ def test_spark_ingests_compacts_and_reads_a_table_on_s3(
     compaction.run(spark, HudiTable.open(uri, s3_server.options), scheduled.instant)
     ours = rows_of(HudiTable.open(uri, s3_server.options).read("snapshot"))
     assert ours == model.rows()
-    assert rows_of(spark_read(spark, uri, "snapshot", s3_server.options).toArrow()) == ours
+    assert rows_of(to_arrow(spark_read(spark, uri, "snapshot", s3_server.options))) == ours
     rs = {
         "aws_endpoint_url": s3_server.endpoint,
         "aws_access_key_id": s3_server.key,

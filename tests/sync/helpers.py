@@ -90,6 +90,8 @@ def pyhive_rows(hiveserver2_uri: str, sql: str) -> list[tuple[Any, ...]]:
     try:
         cursor = connection.cursor()
         cursor.execute(sql)
+        if sql.lstrip().upper().startswith(("ALTER", "CREATE", "DROP")):
+            return []  # DDL is not fetched: Spark 3.5's Thrift server answers its fetch with no columns
         return [tuple(r) for r in cursor.fetchall()]
     finally:
         connection.close()

@@ -22,13 +22,18 @@ class CountingStatements:
 
     def __init__(self, catalog: HiveServer2Catalog) -> None:
         self.calls: Counter[str] = Counter()
-        inner = catalog._rows
+        inner_rows, inner_execute = catalog._rows, catalog._execute
 
         def rows(sql: str) -> list[tuple[Any, ...]]:
             self.calls[" ".join(sql.split()[:2])] += 1
-            return inner(sql)
+            return inner_rows(sql)
+
+        def execute(ddl: str) -> None:
+            self.calls[" ".join(ddl.split()[:2])] += 1
+            inner_execute(ddl)
 
         catalog._rows = rows  # type: ignore[method-assign]
+        catalog._execute = execute  # type: ignore[method-assign]
 
 
 @pytest.mark.slow
