@@ -8,8 +8,9 @@ call the same core functions underneath. Every method returns a typed result (a 
 >>> with hudi_meta.open_table("/data/events", store="sqlite:///meta.db") as table:  # doctest: +SKIP
 ...     table.index()
 ...     plan = table.schedule_compaction(data_latency="30m")
-...     done = table.run_compaction(plan.instant)
-...     print(table.freshness().watermark_ms, done.records_written)
+...     if plan.instant is not None:
+...         print(table.run_compaction(plan.instant).records_written)
+...     print(table.freshness().watermark_ms)
 """
 
 from __future__ import annotations
