@@ -2,8 +2,9 @@
 and its history (threshold, watermark and lag over time, with compactions, cleans and syncs), both derived from
 what the store already records (docs/service-and-ui.md section 3).
 
-The data latency D is the one a table's compactions are scheduled with: the service and `--data-latency` put
-T = now - D, so the newest event-time plan's instant time minus its threshold is D. The rule:
+The data latency D is the table's own `hoodie.compaction.event.time.data.latency` when it sets one (the store
+keeps it with the table's options); else the one its compactions are scheduled with: the service and
+`--data-latency` put T = now - D, so the newest event-time plan's instant time minus its threshold is D. The rule:
 
 - on time: lag <= 2 D (the watermark trails by D by design; one more D covers the round and the run);
 - late: lag > 2 D, but an event-time compaction completed within the last 2 D (compactions still complete:
@@ -194,11 +195,15 @@ def _done_ms(requested: str, completion: str | None, zone: dt.tzinfo) -> int | N
     return _ms(completion, zone) or _ms(requested, zone)
 
 
-def table_verdict(conn: Connection, table_id: int, zone: dt.tzinfo, lag_ms: int | None, now_ms: int) -> Verdict:
-    """The table's status now, by the rule of the module docstring."""
+def table_verdict(
+    conn: Connection, table_id: int, zone: dt.tzinfo, lag_ms: int | None, now_ms: int, configured_ms: int | None = None
+) -> Verdict:
+    """The table's status now, by the rule of the module docstring; D is the table's own setting
+    (`configured_ms`) when it has one, else read from its newest event-time plan."""
     newest = _compactions(conn, table_id, zone, limit=20)
     last = newest[-1].at_ms if newest else None
-    return judge(lag_ms, data_latency_ms(conn, table_id, zone), last, now_ms)
+    latency = configured_ms if configured_ms is not None else data_latency_ms(conn, table_id, zone)
+    return judge(lag_ms, latency, last, now_ms)
 
 
 def _compactions(conn: Connection, table_id: int, zone: dt.tzinfo, limit: int = MAX_COMPACTIONS) -> list[Compaction]:

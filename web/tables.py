@@ -24,7 +24,8 @@ bp = Blueprint("tables", __name__)
 
 
 def verdict_of(table: TableRow, state: TableState) -> Verdict:
-    return table_verdict(store.connection(), table.id, zone_of(table), state.freshness.lag_ms, now_ms())
+    connection, lag_ms = store.connection(), state.freshness.lag_ms
+    return table_verdict(connection, table.id, zone_of(table), lag_ms, now_ms(), table.data_latency_ms)
 
 
 def summary(table: TableRow) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from hudi_meta.index.models import hudi_table
 from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.states import PlanState
 from hudi_meta.index.table_format import require_current_index
+from hudi_meta.table.config import DATA_LATENCY
 from hudi_meta.table.instant import Action
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
@@ -46,7 +47,7 @@ from hudi_meta.table.times import describe_time_ms, format_time_ms
 from hudi_meta.table.times import now_ms as current_ms
 from hudi_meta.values import ascii_integer
 
-DATA_LATENCY_KEY = "hoodie.compaction.event.time.data.latency"
+DATA_LATENCY_KEY = DATA_LATENCY
 log = logging.getLogger(__name__)
 
 

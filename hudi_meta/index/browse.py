@@ -71,6 +71,7 @@ class TableRow:
     service_status: str | None = None  # the service's newest step on the table: its status,
     service_step: str | None = None  # which step,
     service_error: str | None = None  # and its error when it failed
+    data_latency_ms: int | None = None  # hoodie.compaction.event.time.data.latency, when the table sets it
 
 
 def _table_row(r: Any, pending: int, sync: Any | None, step: Any | None = None) -> TableRow:
@@ -91,6 +92,7 @@ def _table_row(r: Any, pending: int, sync: Any | None, step: Any | None = None) 
         service_status=step.status if step is not None else None,
         service_step=step.step if step is not None else None,
         service_error=step.error if step is not None else None,
+        data_latency_ms=options.get("data_latency_ms"),
     )
 
 

@@ -10,8 +10,9 @@ from sqlalchemy import Engine, select, update
 from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import hudi_table, log_block_table
 from hudi_meta.index.sql import insert_ignore
-from hudi_meta.table.config import TIMELINE_TIMEZONE
+from hudi_meta.table.config import DATA_LATENCY, TIMELINE_TIMEZONE
 from hudi_meta.table.table import HudiTable
+from hudi_meta.values import ascii_integer
 
 
 def register_table(engine: Engine, table: HudiTable, event_time_field: str | None = None) -> int:
@@ -58,10 +59,19 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
 
 
 def _options(table: HudiTable) -> str:
-    """What the UI needs of a table's config without opening it: metadata-table partitions and the zone its
-    instant times are written in (`hoodie.table.timeline.timezone`, Java's default LOCAL)."""
-    zone = table.config.props.get(TIMELINE_TIMEZONE, "LOCAL").upper()
-    return json.dumps({"metadata_partitions": list(table.config.metadata_partitions), "timeline_timezone": zone})
+    """What the UI needs of a table's config without opening it: metadata-table partitions, the zone its
+    instant times are written in (`hoodie.table.timeline.timezone`, Java's default LOCAL) and its data latency
+    (`hoodie.compaction.event.time.data.latency` in ms; None when unset or not a number)."""
+    props = table.config.props
+    zone = props.get(TIMELINE_TIMEZONE, "LOCAL").upper()
+    latency = ascii_integer(props.get(DATA_LATENCY, "").strip())
+    return json.dumps(
+        {
+            "metadata_partitions": list(table.config.metadata_partitions),
+            "timeline_timezone": zone,
+            "data_latency_ms": latency,
+        }
+    )
 
 
 def event_time_field_of(engine: Engine, table_id: int) -> str | None:

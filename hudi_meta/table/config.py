@@ -48,6 +48,7 @@ EVENT_TIME_FIELD = "hoodie.payload.event.time.field"
 MIN_EVENT_TIME_HEADER = "hoodie.log.block.min.event.time.header"
 PAYLOAD_CLASS = "hoodie.compaction.payload.class"
 TIMELINE_TIMEZONE = "hoodie.table.timeline.timezone"
+DATA_LATENCY = "hoodie.compaction.event.time.data.latency"  # ms: event-time compactions at T = now - it (ours)
 DEFAULT_PARTITION_PATH = "__HIVE_DEFAULT_PARTITION__"  # a null or empty partition value
 MERGE_MODE = "hoodie.record.merge.mode"
 HUDI_TABLE_VERSIONS = range(10)  # HoodieTableVersion ZERO..NINE

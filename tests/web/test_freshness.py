@@ -6,11 +6,20 @@ states it, not from the code that applies it."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from flask.testing import FlaskClient
+from hudi_meta.web import create_app
 from hudi_meta.web.freshness import Compaction, Point, Status, Write, history_points, judge
 
-from tests.web.conftest import HOUR_MS, FreshStore, UiStore
+from hudi_meta.index.db import make_engine
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.registry import table_id_of
+from hudi_meta.table.config import DATA_LATENCY
+from hudi_meta.table.times import now_ms
+from tests.compaction.core import CoreTable
+from tests.web.conftest import HOUR_MS, FreshStore, UiStore, now_rows
 from tests.web.test_pages import page
 
 D = 30 * 60_000  # a data latency
@@ -91,3 +100,25 @@ def test_history_chart_marks_compactions_cleans_and_syncs(
     core_chart = core[core.index('id="history-chart"') :]
     assert core_chart.count('data-kind="compaction"') == 3 and core_chart.count('data-kind="clean"') == 1
     assert 'id="no-history"' in page(client, f"/tables/{ui_store.ids['v6_empty']}")
+
+
+def test_the_tables_own_data_latency_comes_first(tmp_path: Path) -> None:
+    """A table that sets hoodie.compaction.event.time.data.latency is judged against it, whatever T a plan was
+    given by hand: D = 10 min, compacted at T = now - 1 h (a plan would say D = 1 h): lag ~1 h > 2 D, right
+    after a compaction, so late (against the plan's 1 h it would read on time)."""
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    t = CoreTable(tmp_path / "t", name="own", version=9, props={DATA_LATENCY: str(10 * 60_000)})
+    t.write(now_rows(("a", now_ms() - 3 * HOUR_MS)))
+    t.write(now_rows(("b", now_ms() - 2 * HOUR_MS)))
+    t.compact(engine, now_ms() - HOUR_MS)
+    Indexer(engine, t.table).run()
+    table_id = table_id_of(engine, t.table.base_path)
+    engine.dispose()
+    app = create_app({"STORE_URL": url, "TESTING": True})
+    try:
+        got = app.test_client().get(f"/api/v1/tables/{table_id}").get_json()["freshness"]
+    finally:
+        app.extensions["hudi_meta.engine"].dispose()
+    assert got["data_latency_ms"] == 10 * 60_000 and got["status"] == "late", got
