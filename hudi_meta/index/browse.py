@@ -296,6 +296,7 @@ class OperationRow:
     base_file: str | None
     files_to_compact: list[str]
     links: list[LinkRow]
+    planned_log_bytes: int | None = None  # the plan's TOTAL_LOG_FILES_SIZE (known after a clean removed the files)
 
 
 def plan(
@@ -332,10 +333,16 @@ def plan(
             base_file=r.base_file,
             files_to_compact=list(json.loads(r.files_to_compact or "[]")),
             links=links.get((r.partition_path, r.file_id), []),
+            planned_log_bytes=_planned_log_bytes(r.metrics),
         )
         for r in rows
     ]
     return _plan_rows(conn, table_id, [found], zone)[0], Listing(ops, total, page)
+
+
+def _planned_log_bytes(metrics: str | None) -> int | None:
+    size = json.loads(metrics or "{}").get("TOTAL_LOG_FILES_SIZE")
+    return int(size) if isinstance(size, int | float) else None
 
 
 def _link_row(r: Any) -> LinkRow:

@@ -17,6 +17,7 @@ from hudi_meta.web.readable import details
 from hudi_meta.freshness import Histogram
 from hudi_meta.index.db import make_engine
 from hudi_meta.service.records import StepOutcome, StepStatus, end_step, start_step
+from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_time_ms
 from tests.compaction.core import at
 from tests.web.conftest import FreshStore, UiStore
@@ -120,3 +121,16 @@ def test_the_lag_reads_as_a_duration(fresh_client: FlaskClient, fresh_store: Fre
     lag = re.search(r'id="lag">([^<]*)<', text)
     assert lag is not None and re.fullmatch(r"1h 0\dm", lag[1])
     assert os.sep  # (no platform assumption)
+
+
+def test_a_plan_whose_log_files_were_cleaned_shows_the_planned_bytes(client: FlaskClient, ui_store: UiStore) -> None:
+    """The clean after core's third compaction removed the first one's log files from the table and the index:
+    its plan page shows the bytes the plan file itself records for them (Hudi's TOTAL_LOG_FILES_SIZE), never —."""
+    first = ui_store.compactions[0]
+    text = page(client, f"/tables/{ui_store.ids['core']}/plans/{first}")
+    plan = HudiTable.open(ui_store.paths["core"]).compaction_plan(first)
+    for op in plan.operations:
+        size = int(op.metrics["TOTAL_LOG_FILES_SIZE"])
+        assert all(not Path(ui_store.paths["core"], op.partition_path, n).exists() for n in op.delta_file_paths)
+        shown = f"{size / 1024:.1f} KiB" if size >= 1024 else f"{size} B"
+        assert f'class="num op-bytes">{shown}<div class="muted">as planned (files cleaned since)</div>' in text
