@@ -139,10 +139,16 @@ class Table:
         self._store = store
         self._engine: Engine | None = store if store is not None and not isinstance(store, str) else None
         self._owns_engine = False
-        self.hudi = self._open()  # fails at once on a path that is no Hudi table
+        self._open()  # fails at once on a path that is no Hudi table
 
     def _open(self) -> HudiTable:
         return HudiTable.open(self.uri, self.storage_options or None)
+
+    @property
+    def hudi(self) -> HudiTable:
+        """The table's format layer (timeline, file slices, readers), opened now: its timeline is the current one
+        (a `HudiTable` kept across writes would not see them)."""
+        return self._open()
 
     @property
     def engine(self) -> Engine:
