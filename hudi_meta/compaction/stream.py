@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_meta.compaction.layout import FILE_NAME_COLUMN
+from hudi_meta.format.avro_columnar import polars_module
 from hudi_meta.format.block_content import conform
 from hudi_meta.format.parquet_file import parquet_writer
 from hudi_meta.storage import Storage
@@ -105,11 +106,11 @@ def _hash(keys: pa.Array) -> np.ndarray:
     stored, so any good 64-bit hash will do and the two below need not agree. polars' is vectorised (pyarrow has
     none; polars is the `fast` extra); without it, Python's own string hash (SipHash, 64 bits, fixed within a
     process), about 4x slower (bench/bench_polars.py)."""
-    try:
-        import polars as pl
-    except ImportError:
+    pl = polars_module()
+    if pl is None:
         return np.fromiter(map(hash, keys.to_pylist()), np.int64, len(keys)).view(np.uint64)
-    return pl.Series(keys).hash(seed=0).to_numpy()
+    hashed: np.ndarray = pl.Series(keys).hash(seed=0).to_numpy()
+    return hashed
 
 
 def _repeats(hashes: list[np.ndarray]) -> bool:
