@@ -9,14 +9,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_meta.api import open_table
+from hudi_meta.api import QUERY_ALIASES, open_table
 from hudi_meta.cli.common import COLUMNS, POINT, TEXT, TIME, Choice, Subparsers, add_command
 from hudi_meta.cli.output import write_jsonl, write_table_stream
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.table.table import QUERIES, Query
 
-# Hudi's `hoodie.datasource.query.type` values are accepted as they are spelt there
-QUERY = Choice.of(QUERIES, {"read_optimized": "ro", "read-optimized": "ro", "time_travel": "time-travel"})
+QUERY = Choice.of(QUERIES, QUERY_ALIASES)  # Hudi's `hoodie.datasource.query.type` spellings too
 FORMAT = Choice.of(("jsonl", "table"))
 EXIT_NOT_FRESH = 3  # --strict: the read-optimized view is not complete before T
 BATCH_ROWS = 1024  # rows turned into Python objects at a time
