@@ -8,6 +8,7 @@ import sys
 
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, whole
 from hudi_meta.cli.output import write_json, write_table
+from hudi_meta.metadata.integrity import refuse_damaged
 from hudi_meta.table.archival import ArchiveReport, archive_timeline, check_archivable
 from hudi_meta.table.archival_plan import MAX_COMMITS_KEY, MIN_COMMITS_KEY, ArchivalSettings
 from hudi_meta.table.table import HudiTable
@@ -44,6 +45,7 @@ def add_commands(sub: Subparsers) -> None:
 def archive_command(args: argparse.Namespace) -> int:
     table = HudiTable.open(args.table)
     check_archivable(table)
+    refuse_damaged(table)  # archival reads the metadata table's compactions; a damaged one is never written over
     settings = ArchivalSettings.from_properties(table.config.props, args.min_commits, args.max_commits)
     report = archive_timeline(table, dry_run=not args.execute, settings=settings)
     if args.json:

@@ -33,9 +33,9 @@ from hudi_meta.metadata.encoding import hfile_bytes, record_schema_json, writer_
 from hudi_meta.metadata.init import metadata_partitions_now
 from hudi_meta.metadata.merge import combine, kept_in_base
 from hudi_meta.metadata.record import MetadataRecord
-from hudi_meta.metadata.rollback import mdt_timeline_writer, open_mdt
+from hudi_meta.metadata.rollback import fresh_mdt_instant, mdt_timeline_writer, open_mdt, rollback_inflight_compaction
 from hudi_meta.table.fs_view import FileGroup, latest_slice_for_snapshot
-from hudi_meta.table.instant import Action, instant_epoch_ms
+from hudi_meta.table.instant import Action, State, instant_epoch_ms
 from hudi_meta.table.metadata_table import merge_log_records, merge_with_base, slice_records, valid_instants
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.timeline import new_instant_time
@@ -63,6 +63,9 @@ def compact_if_necessary(table: HudiTable, max_delta_commits: int = MAX_DELTA_CO
     pending = mdt.timeline.pending_compactions()
     if pending:
         resume = pending[0].requested_time
+        if pending[0].state == State.INFLIGHT:
+            rollback_inflight_compaction(table, mdt, resume)
+            mdt.reload()
         return _run(table, mdt, resume, mdt.compaction_plan(resume), resumed=True)
     completed = mdt.timeline.completed()
     last = max((i.requested_time for i in completed if i.action == Action.COMMIT), default="")
@@ -90,19 +93,7 @@ def _compaction_instant(table: HudiTable, mdt: HudiTable, latest_deltacommit: st
         zone = table.config.timeline_timezone
         ms = instant_epoch_ms(min(on_mdt), zone) - 1  # instantTimeMinusMillis(pending, 1)
         return new_instant_time((), now=dt.datetime.fromtimestamp(ms / 1000, zone), zone=zone)
-    return fresh_instant(table, mdt)
-
-
-def fresh_instant(table: HudiTable, mdt: HudiTable) -> str:
-    """A new instant time after every requested and completion time of both timelines (a 1.x MDT service's)."""
-    times = [
-        t
-        for tl in (table.timeline, mdt.timeline)
-        for i in tl.instants
-        for t in (i.requested_time, i.completion_time)
-        if t
-    ]
-    return new_instant_time(times, zone=table.config.timeline_timezone)
+    return fresh_mdt_instant(table, mdt)
 
 
 def _groups(table: HudiTable, mdt: HudiTable) -> list[FileGroup]:

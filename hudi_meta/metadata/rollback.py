@@ -85,6 +85,30 @@ def rollback_delta_commit(table: HudiTable, target: str, rollback_time: str | No
     return _run(table, mdt, target, instant, rollback_time, existing is None)
 
 
+def rollback_inflight_compaction(table: HudiTable, mdt: HudiTable, target: str) -> MdtRollbackReport:
+    """Roll back MDT compaction `target` that started and did not complete (an inflight file, whoever wrote it),
+    so that it can be run again from its plan: the base files named by `target` are deleted under a rollback
+    instant and the compaction goes back to requested. Java does this before it runs any inflight compaction
+    (`BaseHoodieTableServiceClient.compact` -> `HoodieTable.rollbackInflightCompaction`): a compaction killed after
+    writing some base files, or one whose completed file is lost, would otherwise get a second base file of the same
+    instant in a file group, which no reader accepts. A rollback of `target` that started earlier is finished."""
+    existing = pending_rollback_of(mdt, target)
+    rollback_time = existing.requested_time if existing is not None else fresh_mdt_instant(table, mdt)
+    return _run(table, mdt, target, None, rollback_time, existing is None, Action.COMPACTION)
+
+
+def fresh_mdt_instant(table: HudiTable, mdt: HudiTable) -> str:
+    """A new instant time after every requested and completion time of both timelines (a 1.x MDT service's)."""
+    times = [
+        t
+        for tl in (table.timeline, mdt.timeline)
+        for i in tl.instants
+        for t in (i.requested_time, i.completion_time)
+        if t
+    ]
+    return new_instant_time(times, zone=table.config.timeline_timezone)
+
+
 def refuse_compacted(mdt: HudiTable, instant: Instant) -> None:
     """Refuse to roll back MDT deltacommit `instant` once an MDT compaction folded it into a base file."""
     compactions = [i.requested_time for i in mdt.timeline.completed() if i.action == Action.COMMIT]
@@ -123,22 +147,28 @@ def _touched_files(mdt: HudiTable, target: str) -> tuple[list[str], list[str]]:
     return deletes, blocks
 
 
-def _plan(target: str, deletes: list[str], blocks: list[str]) -> RollbackPlan:
+def _plan(target: str, deletes: list[str], blocks: list[str], action: Action) -> RollbackPlan:
     requests = [RollbackRequest(partition_path=p.split("/")[0], files_to_be_deleted=(p,)) for p in deletes]
     requests += [RollbackRequest(partition_path=p.split("/")[0], log_blocks_to_be_deleted={p: 0}) for p in blocks]
-    return RollbackPlan(
-        instant_to_rollback=InstantInfo(target, Action.DELTA_COMMIT.value), rollback_requests=tuple(requests)
-    )
+    return RollbackPlan(instant_to_rollback=InstantInfo(target, action.value), rollback_requests=tuple(requests))
 
 
 def _run(
-    table: HudiTable, mdt: HudiTable, target: str, instant: Instant | None, rollback_time: str, new: bool
+    table: HudiTable,
+    mdt: HudiTable,
+    target: str,
+    instant: Instant | None,
+    rollback_time: str,
+    new: bool,
+    action: Action = Action.DELTA_COMMIT,
 ) -> MdtRollbackReport:
+    """Roll back `target` (an `action`): a deltacommit's instant files go at the end, a compaction goes back to
+    requested (its plan is run again)."""
     started = time.monotonic()
     writer = mdt_timeline_writer(table, mdt)
     deletes, blocks = _touched_files(mdt, target)
     if new:
-        writer.request(Action.ROLLBACK, rollback_time, _plan(target, deletes, blocks).to_bytes())
+        writer.request(Action.ROLLBACK, rollback_time, _plan(target, deletes, blocks, action).to_bytes())
     writer.start(Action.ROLLBACK, rollback_time)
     crash_point("rollback-after-requested")
     if instant is not None and instant.is_completed:
@@ -154,11 +184,14 @@ def _run(
         _note(per_partition, rel, deleted=False, size=mdt.storage.size(path))
     crash_point("rollback-after-files")
     taken_ms = int((time.monotonic() - started) * 1000)
-    info = InstantInfo(target, Action.DELTA_COMMIT.value)
+    info = InstantInfo(target, action.value)
     writer.complete(
         Action.ROLLBACK, rollback_time, RollbackMetadata.of_one(rollback_time, taken_ms, info, per_partition).to_bytes()
     )
-    writer.delete_pending(Action.DELTA_COMMIT, target)
+    if action == Action.COMPACTION:
+        writer.revert_to_requested(action, target)
+    else:
+        writer.delete_pending(action, target)
     crash_point("rollback-after-complete")
     return MdtRollbackReport(rollback_time, target, tuple(deletes), tuple(blocks))
 

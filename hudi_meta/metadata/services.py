@@ -38,8 +38,8 @@ from hudi_meta.clean.execute import (
 )
 from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, CleanPolicy, plan_clean
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.metadata.compaction import MAX_DELTA_COMMITS, compact_if_necessary, fresh_instant
-from hudi_meta.metadata.rollback import mdt_timeline_writer, open_mdt
+from hudi_meta.metadata.compaction import MAX_DELTA_COMMITS, compact_if_necessary
+from hudi_meta.metadata.rollback import fresh_mdt_instant, mdt_timeline_writer, open_mdt
 from hudi_meta.table.archival import archive_timeline
 from hudi_meta.table.archival_plan import COMMIT_ACTIONS, ArchivalSettings, Boundary
 from hudi_meta.table.instant import Action, Instant, State
@@ -122,7 +122,7 @@ def _clean_instant(table: HudiTable, mdt: HudiTable) -> str:
     if table.config.version == 6:
         deltas = [i.requested_time for i in mdt.timeline.completed() if i.action == Action.DELTA_COMMIT]
         return max(deltas) + V6_CLEAN_SUFFIX
-    return fresh_instant(table, mdt)
+    return fresh_mdt_instant(table, mdt)
 
 
 def archive_if_necessary(table: HudiTable) -> int:

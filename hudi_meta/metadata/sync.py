@@ -25,8 +25,9 @@ from hudi_meta.format.table_service_metadata import CleanMetadata, RollbackMetad
 from hudi_meta.metadata import records
 from hudi_meta.metadata.column_ranges import file_ranges
 from hudi_meta.metadata.init import data_table_props, metadata_partitions_now
+from hudi_meta.metadata.integrity import refuse_damaged
 from hudi_meta.metadata.keys import secondary_file_group_index
-from hudi_meta.metadata.layout import INFLIGHT_PARTITIONS_KEY, default_file_group_of, mdt_path
+from hudi_meta.metadata.layout import INFLIGHT_PARTITIONS_KEY, default_file_group_of
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.records import (
     BLOOM_FILTERS,
@@ -195,8 +196,8 @@ def _merged(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[str, int
 
 def metadata_sync(table: HudiTable) -> MetadataSync | None:
     """The table's MDT as hudi-meta will keep it, None when it has none; refused (one line naming the partition)
-    when it names a partition hudi-meta cannot keep or that storage does not hold, or while Hudi's indexer is
-    building one."""
+    when it names a partition hudi-meta cannot keep, while Hudi's indexer is building one, or when the MDT is
+    missing or damaged (`integrity.refuse_damaged`: it is read whole before anything is written)."""
     partitions = metadata_partitions_now(table)
     if not partitions:
         return None
@@ -208,13 +209,6 @@ def metadata_sync(table: HudiTable) -> MetadataSync | None:
         )
     if FILES not in partitions:
         raise MetadataPartitionError(f"{table.base_path}: the metadata table has no 'files' partition: {partitions}")
-    root = mdt_path(table)
-    for partition in partitions:
-        if not table.storage.list_dir(posixpath.join(root, partition)):
-            raise MetadataPartitionError(
-                f"{table.base_path}: hoodie.properties names metadata table partition {partition!r}, but "
-                f"{posixpath.join(root, partition)} holds no files: the metadata table is not trusted"
-            )
     kept = KEPT_ON_V6 if table.config.version == 6 else KEPT_ON_ONE_X
     for partition in partitions:
         if partition not in kept and not (table.config.version >= 8 and partition.startswith(SECONDARY_INDEX_PREFIX)):
@@ -222,6 +216,7 @@ def metadata_sync(table: HudiTable) -> MetadataSync | None:
                 f"{table.base_path}: hudi-meta does not keep metadata table partition {partition!r} of a version "
                 f"{table.config.version} table; drop that index to change the table with hudi-meta"
             )
+    refuse_damaged(table)  # everything a write reads of the MDT, read before the first write
     path, defs = _index_definitions(table)
     column_stats = None
     if COLUMN_STATS in partitions or PARTITION_STATS in partitions:

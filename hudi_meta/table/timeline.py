@@ -221,6 +221,11 @@ class TimelineWriter:
             raise InstantExistsError(f"instant {instant_time} is already completed") from e
         return completed
 
+    def revert_to_requested(self, action: Action, instant_time: str) -> None:
+        """Remove an instant's inflight file, keeping its requested one (Java's `revertInstantFromInflightToRequested`:
+        a table service rolled back before it is run again)."""
+        self.storage.delete(self._path(Instant(instant_time, action, State.INFLIGHT)))
+
     def delete_pending(self, action: Action, instant_time: str) -> None:
         """Remove an instant's inflight, then requested file (rollback of a pending instant; Java's order, so a
         kill in between leaves a requested instant, which is rolled back again)."""

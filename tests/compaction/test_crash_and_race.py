@@ -17,6 +17,7 @@ from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
+from hudi_meta.metadata.integrity import MetadataTableDamagedError
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import create_table
 from tests.cli.helpers import cli
@@ -117,7 +118,8 @@ def test_metadata_table_partitions_not_kept_are_refused_by_name(fixture_table: o
     v6 = create_table(
         str(tmp_path / "v6"), "v6", ["id"], "ts", extra_props={"hoodie.table.metadata.partitions": "files"}
     )
-    with pytest.raises(UnsupportedTableError, match="names metadata table partition 'files', but .* holds no files"):
+    missing = r"names metadata table partitions \(hoodie.table.metadata.partitions=files\), but .*/metadata does not exist"
+    with pytest.raises(MetadataTableDamagedError, match=missing):
         schedule_compaction(engine, v6, ScheduleRequest(threshold_ms=0))
     nometa = next(a for a in table_zips() if a.stem == "v9_txns_simple_nometa")
     with pytest.raises(UnsupportedTableError, match="version 6"):

@@ -13,7 +13,8 @@ from hudi_meta.errors import BadValueError, InstantExistsError, UnsupportedTable
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks
-from hudi_meta.metadata.sync import MetadataPartitionError, write_client
+from hudi_meta.metadata.integrity import MetadataTableDamagedError
+from hudi_meta.metadata.sync import write_client
 from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.heartbeat import INTERVAL_KEY, MISSES_KEY
 from hudi_meta.table.table import HudiTable
@@ -102,7 +103,7 @@ def test_a_table_with_a_metadata_table_is_written_only_with_it(tmp_path: Path) -
         WriteClient(table)
     with pytest.raises(UnsupportedTableError, match="roll back writes through"):
         rollback_failed_write(table, "20260101000000000", dry_run=False)
-    with pytest.raises(MetadataPartitionError, match=r"partition 'files', but .* holds no files: .* not trusted"):
+    with pytest.raises(MetadataTableDamagedError, match=r"partitions=files\), but .*/.hoodie/metadata does not exist"):
         write_client(table)
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
