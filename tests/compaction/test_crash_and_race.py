@@ -118,7 +118,7 @@ def test_metadata_table_partitions_not_kept_are_refused_by_name(fixture_table: o
     v6 = create_table(
         str(tmp_path / "v6"), "v6", ["id"], "ts", extra_props={"hoodie.table.metadata.partitions": "files"}
     )
-    missing = r"names metadata table partitions \(hoodie.table.metadata.partitions=files\), but .*/metadata does not exist"
+    missing = r"names metadata table partitions \(hoodie.table.metadata.partitions=files\), but .* does not exist"
     with pytest.raises(MetadataTableDamagedError, match=missing):
         schedule_compaction(engine, v6, ScheduleRequest(threshold_ms=0))
     nometa = next(a for a in table_zips() if a.stem == "v9_txns_simple_nometa")
