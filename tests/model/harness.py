@@ -8,6 +8,7 @@ sequence replays as ordinary calls.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import posixpath
 import shutil
@@ -29,15 +30,17 @@ from hudi_meta.clean.plan import (
     CleanPolicy,
     Policy,
 )
-from hudi_meta.clean.run import run_clean
+from hudi_meta.clean.run import check_cleanable, run_clean
 from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import CleanedDataError, HudiMetaError, PlanTakenBackError, WriteConflictError
 from hudi_meta.format.block_content import DeleteRecord
-from hudi_meta.format.file_names import LogFileName, log_file_name
+from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, log_file_name
 from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM, LinkMode
+from hudi_meta.format.log_block import BlockType
+from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
 from hudi_meta.index.db import make_engine
@@ -45,8 +48,11 @@ from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
+from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.crash import set_crash_hook as set_mdt_crash_hook
 from hudi_meta.metadata.init import create_metadata_table
+from hudi_meta.metadata.integrity import MetadataTableDamagedError, metadata_damage
+from hudi_meta.metadata.rollback import open_mdt
 from hudi_meta.metadata.sync import rollback_hook, write_client
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
@@ -54,7 +60,9 @@ from hudi_meta.table.archival import archive_timeline
 from hudi_meta.table.archival_plan import ArchivalSettings
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
 from hudi_meta.table.failed_writes import rollback_failed_write, rollback_failed_writes
+from hudi_meta.table.fs_view import latest_slice_for_snapshot
 from hudi_meta.table.instant import WRITE_ACTIONS, Action
+from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, create_marker
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable, Query
@@ -154,6 +162,7 @@ class PendingPlan:
 # The metadata table's own services every few commits (docs/metadata-table.md 6.5, 6.6), so sequences reach its
 # compaction, clean and archival: compaction after 3 deltacommits, clean retaining 3 commits, archival down to 5
 # (the data table's keep.min.commits 4, plus one) once more than 7, bounded by the data table's timeline.
+FOREIGN_WRITE_TOKEN = "0-77-777"  # a write token of another writer's (Java's are <partition>-<stage>-<attempt>)
 MDT_SERVICE_PROPS = {
     "hoodie.metadata.compact.max.delta.commits": "3",
     "hoodie.metadata.cleaner.commits.retained": "3",
@@ -736,6 +745,77 @@ class ModelTable:
         self.log.append(f"archive {times}")
         return times
 
+    # ---- another writer's metadata table (issue 36) ----------------------------------------------------
+
+    def leave_failed_mdt_compaction(self) -> str | None:
+        """Another writer (Java) killed inside its MDT compaction: requested, inflight, base files written under
+        its own write token, never completed. The next write of ours rolls it back and runs it again
+        (docs/metadata-table.md 6.7); until then readers read around it. The instant, None when the MDT had
+        nothing to compact (or may not compact now)."""
+        table = self.table
+        try:
+            with (
+                table_lock(table.storage, table.meta_path, table.config.props, "model: foreign MDT compaction"),
+                crash_at(set_mdt_crash_hook, "compaction-after-base-file"),
+            ):
+                compact_if_necessary(table, max_delta_commits=1)  # due whenever a deltacommit followed the last
+        except Crash:
+            pending = open_mdt(table).timeline.pending_compactions()[0].requested_time
+            for p in Path(self.path, ".hoodie", "metadata").rglob(f"*_{UNKNOWN_WRITE_TOKEN}_{pending}.hfile"):
+                p.rename(p.with_name(p.name.replace(f"_{UNKNOWN_WRITE_TOKEN}_", f"_{FOREIGN_WRITE_TOKEN}_")))
+            self.log.append(f"foreign MDT compaction {pending} left inflight")
+            return pending
+        self.log.append("foreign MDT compaction: nothing to leave half-done (it completed or was not due)")
+        return None
+
+    def try_writes_on_damaged_mdt(self, pick: Callable[[int], int]) -> None:
+        """Bytes flipped inside a file the MDT's latest slices hold (a base HFile or a log file's HFile block):
+        every write is refused before anything is written (the table byte for byte as it was), then the file is
+        restored, as an operator repairing the MDT would, and the sequence goes on."""
+        mdt = open_mdt(self.table)
+        inputs = mdt.view_inputs()
+        spots: list[tuple[Path, int]] = []  # (file, offset of the first data block's bytes)
+        for fg in mdt.file_groups():
+            picked = latest_slice_for_snapshot(fg, inputs)
+            if picked is None:
+                continue
+            base, logs = picked
+            if base is not None:
+                spots.append((Path(mdt.base_path, base.path), 0))
+            for lf in logs:
+                path = Path(mdt.base_path, lf.path)
+                spots += [
+                    (path, b.content_offset)
+                    for b in read_blocks(mdt.storage, str(path))
+                    if b.block_type == BlockType.HFILE_DATA and inputs.is_committed(b.instant_time or "")
+                ]
+        if not spots:
+            return
+        path, offset = spots[pick(len(spots))]
+        good = path.read_bytes()
+        damaged = bytearray(good)
+        for i in range(offset + 40, min(offset + 48, len(good))):  # inside the first HFile data block
+            damaged[i] ^= 0xFF
+        before = _tree(self.path)
+        path.write_bytes(bytes(damaged))
+        self.log.append(f"damaged {path.relative_to(self.path)} at {offset + 40}")
+        try:
+            request = ScheduleRequest(threshold_ms=at(100))
+            for attempt in (
+                lambda: write_client(self.table),
+                lambda: rollback_hook(self.table),
+                lambda: schedule_compaction(self.engine, self.table, request),
+                lambda: check_cleanable(self.table),
+            ):
+                try:
+                    attempt()
+                except MetadataTableDamagedError:
+                    continue
+                raise AssertionError(f"a write was not refused on a damaged metadata table ({path})")
+            assert _tree(self.path) == {**before, str(path.relative_to(self.path)): _digest(bytes(damaged))}
+        finally:
+            path.write_bytes(good)
+
     def index(self) -> None:
         Indexer(self.engine, self.table).run()
         self.log.append("index")
@@ -864,6 +944,8 @@ class ModelTable:
         assert not findings, "check found: " + "; ".join(f.line() for f in findings[:5])
         if self.metadata_table:  # the metadata table lists exactly the committed files on storage
             table = self.table
+            damage = metadata_damage(table)  # and readers read it: one base file per instant, every file readable
+            assert not damage, "metadata table: " + "; ".join(d.line() for d in damage[:3])
             listing = read_files_partition(table)
             got = {p: dict(f) for p, f in listing.files.items() if f}
             want = expected_listing(table)
@@ -1026,3 +1108,12 @@ def _just_before(instant: str) -> str:
     """The instant time 1 ms before `instant` (yyyyMMddHHmmssSSS)."""
     t = dt.datetime.strptime(instant[:14], "%Y%m%d%H%M%S") + dt.timedelta(milliseconds=int(instant[14:17]) - 1)
     return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _tree(root: str) -> dict[str, str]:
+    """Every file under `root` and its content's hash ("byte for byte as it was")."""
+    return {str(p.relative_to(root)): _digest(p.read_bytes()) for p in sorted(Path(root).rglob("*")) if p.is_file()}

@@ -4,7 +4,8 @@ compactions (random T, symlink or copy, exact or not; the event-time field in ho
 index only) killed at a random crash point and resumed, then a schedule at the same T (plans nothing), writers
 that planned their files before a plan (their commit rolls them back) and writers that do not know a pending plan
 (the run takes it back), unschedule, clean (each policy), rollback of the newest completed compaction, archival
-and indexing, on tables with or without a metadata table; after every step every read equals the model
+and indexing, on tables with or without a metadata table (whose compaction another writer may leave half-done,
+and whose files may be damaged: every write then refused, nothing written); after every step every read equals the model
 (`model.py`), links stay intact, `hudi-meta check` finds nothing, the metadata table lists what storage holds, and
 hudi-rs agrees wherever nothing is pending.
 
@@ -245,6 +246,18 @@ class ModelMachine(RuleBasedStateMachine):
     @rule(count=st.integers(1, 4))
     def archive(self, count: int) -> None:
         self.table.archive(count)
+
+    @precondition(lambda self: self.table.metadata_table)
+    @rule()
+    def foreign_mdt_compaction_fails(self) -> None:
+        """Another writer dies inside its metadata-table compaction; our next write rolls it back and redoes it."""
+        self.table.leave_failed_mdt_compaction()
+
+    @precondition(lambda self: self.table.metadata_table)
+    @rule()
+    def metadata_table_damaged(self) -> None:
+        """A damaged metadata-table file: every write refused, nothing written; then repaired."""
+        self.table.try_writes_on_damaged_mdt(self.rnd.randrange)
 
     @rule()
     def index(self) -> None:

@@ -309,3 +309,41 @@ def test_a_version_both_in_the_base_file_and_the_exact_log_is_one_version(tmp_pa
         t.check_reads(first)  # ours and hudi-rs against the model: snapshot, RO as of T, incremental, time travel
     finally:
         t.close()
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_another_writers_failed_mdt_compaction_and_a_damaged_mdt(tmp_path: Path, version: int) -> None:
+    """The model's metadata-table steps (issue 36), as plain calls. Rule (docs/metadata-table.md 6.7): an MDT
+    compaction another writer left inflight, with base files under its own write token, is rolled back before it
+    is run again (Java's `rollbackInflightCompaction`), so each file group ends with one base file of that instant
+    and every read (ours, hudi-rs's through the MDT on 1.x) equals the model; a damaged MDT file makes every write
+    refuse with nothing written. Without the rollback the redo wrote a second base file of the instant beside the
+    foreign one (`check_table`'s `metadata_damage` finds it)."""
+    t = ModelTable(str(tmp_path / "t"), version=version, metadata_table=True)
+    try:
+        bootstrap(t)
+        t.write([Op("k12", 6, 4.0)])
+        instant = None
+        for n in range(3):  # an MDT compaction is due once a deltacommit followed the last one
+            t.write([Op("k00", 7 + n, 2.0)])
+            instant = t.leave_failed_mdt_compaction()
+            if instant is not None:
+                break
+        assert instant is not None, t.log
+        mdt = Path(t.path, ".hoodie", "metadata")
+        assert list(mdt.rglob(f"*_0-77-777_{instant}.hfile"))
+        t.check_table()
+        t.check_reads(first)
+        t.write([Op("k10", 8, 3.0)])  # our next MDT deltacommit finishes the foreign compaction first
+        assert not list(mdt.rglob(f"*_0-77-777_{instant}.hfile"))
+        assert list(mdt.rglob(f"*_{instant}.hfile"))
+        t.check_table()
+        t.check_reads(first)
+        for nth in range(3):  # different files of the latest slices
+            t.try_writes_on_damaged_mdt(lambda n, nth=nth: nth % n)
+            t.check_table()
+        t.write([Op("k11", 9, 5.0)])
+        t.check_table()
+        t.check_reads(first)
+    finally:
+        t.close()
