@@ -6,6 +6,7 @@ whole table is also compared with the model (`ModelTable.check_reads`).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -340,10 +341,14 @@ def test_another_writers_failed_mdt_compaction_and_a_damaged_mdt(tmp_path: Path,
         t.check_table()
         t.check_reads(first)
         for nth in range(3):  # different files of the latest slices
-            t.try_writes_on_damaged_mdt(lambda n, nth=nth: nth % n)
+            t.try_writes_on_damaged_mdt(functools.partial(_nth_of, nth))
             t.check_table()
         t.write([Op("k11", 9, 5.0)])
         t.check_table()
         t.check_reads(first)
     finally:
         t.close()
+
+
+def _nth_of(nth: int, n: int) -> int:
+    return nth % n
