@@ -65,6 +65,7 @@ from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
 from hudi_meta.table.record_keys import drop_soft_deleted, record_key_array
+from hudi_meta.table.schema import latest_commit_schema
 from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
 from hudi_meta.table.write_targets import FileGroupTarget, target_for
 
@@ -642,15 +643,8 @@ def _latest_commit_schema(table: HudiTable) -> str | None:
     """The schema the newest completed write that recorded one recorded (Avro JSON), on the timeline as it is
     now (instants may have been archived since this write began)."""
     table.reload()
-    tl = table.timeline
-    for instant in reversed(tl.completed_writes()):
-        try:
-            schema = tl.commit_metadata(instant).schema
-        except FileNotFoundError:  # archived after the listing
-            continue
-        if schema:
-            return schema
-    return None
+    found = latest_commit_schema(table)
+    return found[1] if found is not None else None
 
 
 def _table_schema(table: HudiTable, stat: WriteStat) -> pa.Schema:
