@@ -183,6 +183,12 @@ def _one_x_props(version: int, ordering_field: str | None, complex_key: bool, pa
     return props
 
 
+def check_write_version(config: TableConfig) -> None:
+    """Refuse a table whose version hudi-meta does not write (it never upgrades or downgrades a table)."""
+    if config.version not in WRITE_VERSIONS:
+        raise UnsupportedTableError(f"hudi-meta writes table versions 6, 8 and 9 (this is {config.version})")
+
+
 def new_file_id() -> str:
     return f"{uuid.uuid4()}-0"
 
@@ -433,10 +439,7 @@ class WriteClient:
     metadata_rollback: Callable[[str, RollbackMetadata], None] | None = None
 
     def __post_init__(self) -> None:
-        if self.table.config.version not in WRITE_VERSIONS:
-            raise UnsupportedTableError(
-                f"hudi-meta writes table versions 6, 8 and 9 (this is {self.table.config.version})"
-            )
+        check_write_version(self.table.config)
         if self.metadata_writer is None:
             self.table.config.refuse_without_metadata_writer(self.table.base_path, "write")
         self.timeline = self.table.timeline_writer()
