@@ -36,6 +36,7 @@ from hudi_meta.errors import BadValueError, HudiMetaError, NotFreshError
 from hudi_meta.format.links import LinkMode
 from hudi_meta.freshness import Freshness, view_for_complete_before
 from hudi_meta.index.db import DB_ENV, make_engine, resolve_db_url
+from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import current_revision
@@ -177,11 +178,14 @@ class Table:
         batch_files: int = 200,
     ) -> IndexRunStats:
         """Index what is new in the table (instants, log blocks and their event times, plans, links).
-        `through_metadata` lists the files through Hudi's metadata table instead of storage (object stores)."""
+        `through_metadata` lists the files through Hudi's metadata table instead of storage (object stores).
+        An `event_time_field` that is no column of the table is refused, naming the closest, before the store opens."""
         table = self._open()
         if through_metadata:
             table = table.through(listing_through_metadata)
             table.file_groups()  # refused in one line (no MDT, links, a pending clean or rollback) before the store
+        if event_time_field:
+            check_event_time_field(table, event_time_field)  # no column of the table: refused before the store opens
         return Indexer(self.engine, table, batch_files=batch_files, progress=progress).run(event_time_field)
 
     def freshness(self, now: Moment | None = None) -> Freshness:

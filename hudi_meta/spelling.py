@@ -6,6 +6,8 @@ the web API all read values through `parse`, so every front end takes the same s
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Self
 
@@ -15,6 +17,17 @@ from hudi_meta.errors import BadValueError
 def fold(text: str) -> str:
     """The spelling values are compared in: no outer blanks, lower case, hyphens for underscores."""
     return text.strip().lower().replace("_", "-")
+
+
+def closest(text: str, names: Iterable[str]) -> str | None:
+    """The name in `names` a misspelt `text` most likely meant: one that differs only in case, else the closest
+    by `difflib` (at least 60% alike), else None. For "did you mean ...?" hints."""
+    choices = list(names)
+    same = [n for n in choices if n.casefold() == text.casefold()]
+    if same:
+        return same[0]
+    found = difflib.get_close_matches(text, choices, n=1)
+    return found[0] if found else None
 
 
 class Spelled(StrEnum):

@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import WriteStat
-from hudi_meta.metadata.sync import rollback_hook, write_client
+from hudi_meta.metadata.sync import metadata_sync, rollback_hook, write_client
 from hudi_meta.table import bucket_index
 from hudi_meta.table.failed_writes import rollback_failed_writes
 from hudi_meta.table.instant import Instant
@@ -39,6 +39,7 @@ from hudi_meta.table.writer import (
     WriteClient,
     WriteContext,
     append_to_file_group,
+    check_write_version,
     with_meta_columns,
     write_new_file_group,
 )
@@ -204,13 +205,40 @@ def write(
     """
     if operation not in OPERATIONS:
         raise HudiMetaError(f"unknown operation {operation!r}: {', '.join(OPERATIONS)}")
-    num_buckets = table.config.num_buckets
-    if not table.config.is_mor or num_buckets is None:
-        raise HudiMetaError(f"{table.base_path} is not a MERGE_ON_READ table with a BUCKET index")
+    check_writable(table)
     rollback_failed_writes(table, metadata_writer=rollback_hook(table))
     table.reload()
     with write_client(table) as client:
         return _write(df, table, client, operation, block_format, fail_task_attempts)
+
+
+def check_writable(table: HudiTable) -> None:
+    """Refuse, in one line, a table `write` cannot write: what it requires, read from the table alone, so callers
+    check it before a session starts (`hudi-meta ingest`). A MERGE_ON_READ table with Hudi's simple BUCKET index
+    (its bucket count set; no other index type or bucket engine named), of a version hudi-meta writes, with
+    Parquet base files and a merge mode it merges by, and no metadata table partition it cannot keep in step."""
+    config = table.config
+    index = config.props.get(bucket_index.INDEX_TYPE, "BUCKET").upper()
+    engine = config.props.get(bucket_index.BUCKET_ENGINE, "SIMPLE").upper()
+    unlike = (
+        f"a {config.table_type} table"
+        if not config.is_mor
+        else f"{bucket_index.INDEX_TYPE}={index}"
+        if index != "BUCKET"
+        else f"{bucket_index.BUCKET_ENGINE}={engine}"
+        if engine != "SIMPLE"
+        else f"no BUCKET index ({bucket_index.NUM_BUCKETS} is not set)"
+        if config.num_buckets is None
+        else None
+    )
+    if unlike is not None:
+        raise HudiMetaError(
+            f"{table.base_path}: {unlike}; hudi-meta writes only MERGE_ON_READ tables with a simple BUCKET index"
+        )
+    check_write_version(config)
+    config.check_readable()  # base files are written and read as Parquet
+    config.merge_spec()  # an upsert pre-combines by the table's merge mode
+    metadata_sync(table)  # the metadata table is kept in step by every commit
 
 
 def _write(

@@ -25,7 +25,7 @@ from hudi_meta.demo.quickstart import run_quickstart
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.commit_summary import commit_summary
 from hudi_meta.service.sockets import listening_socket
-from hudi_meta.table.bucket_index import MAX_BUCKETS
+from hudi_meta.table.bucket_index import DEFAULT_BUCKETS, MAX_BUCKETS
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import MAX_TIME_MS, format_time_ms
 from hudi_meta.table.writer import CURRENT_VERSION, WRITE_VERSIONS
@@ -49,18 +49,18 @@ def add_commands(sub: Subparsers) -> None:
     ingest.add_argument("--partition-field", type=TEXT, help="partition by this field (default: not partitioned)")
     OPERATION.add(ingest, "--operation", "upsert", "write operation")
     ingest.add_argument("--create", action="store_true", help="create the table (MOR, bucket index) if missing")
+    # the settings for creating default to None: given for a table that exists, they must be its own
     ingest.add_argument(
         "--table-version",
         type=int,
         choices=WRITE_VERSIONS,
-        default=CURRENT_VERSION,
         help=f"Hudi table version when creating: 6 (Hudi 0.14/0.15), 8 (1.0) or 9 (1.1; default {CURRENT_VERSION})",
     )
     ingest.add_argument(
         "--buckets",
         type=whole(1, MAX_BUCKETS),
-        default=4,
-        help=f"buckets per partition when creating, 1 to {MAX_BUCKETS} (a file id holds its bucket in 8 digits)",
+        help=f"buckets per partition when creating, 1 to {MAX_BUCKETS} (a file id holds its bucket in 8 digits; "
+        f"default {DEFAULT_BUCKETS})",
     )
     BLOCK_FORMAT.add(ingest, "--block-format", "avro", "log block format when creating")
     ingest.add_argument("--min-event-time-header", action="store_true", help="opt in to the MIN_EVENT_TIME header")

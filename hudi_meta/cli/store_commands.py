@@ -12,6 +12,7 @@ from hudi_meta.cli.show import SHOW_FROM_FILES
 from hudi_meta.cli.terminal import terminal_progress
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.index.db import resolve_db_url
+from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import SHOW_FROM_INDEX
 from hudi_meta.index.registry import register_table
@@ -67,6 +68,8 @@ def init_db(args: argparse.Namespace) -> int:
 
 def register_command(args: argparse.Namespace) -> int:
     table = HudiTable.open(args.table)
+    if args.event_time_field:
+        check_event_time_field(table, args.event_time_field)  # no column of the table: refused before the store opens
     table_id = register_table(open_store(args.db), table, args.event_time_field)
     print(f"registered {table.config.name} ({table.base_path}) as table {table_id}")
     return 0

@@ -14,6 +14,9 @@ order zeros carry no time), else the block's instant time. Command blocks carry 
 - NO_EVENT_TIME: known to have none: no record carries a non-null value of the event-time field;
 - UNAVAILABLE: unknown and not retried (no event-time field registered, undecodable content, or a value
   that is no time); it must block a threshold like NULL does.
+
+A field given for a table must be a top-level column of its schema (`check_event_time_field`): records are read
+by column name, so any other name finds no values in any block and every min event time would read as "none".
 """
 
 from __future__ import annotations
@@ -25,10 +28,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_meta.errors import BadValueError
 from hudi_meta.format.block_content import BlockDecodeError, decode_data_block, decode_delete_records
 from hudi_meta.format.log_block import BlockType, LogBlock
+from hudi_meta.spelling import closest
 from hudi_meta.table.event_time import to_epoch_ms
 from hudi_meta.table.instant import instant_epoch_ms
+from hudi_meta.table.schema import nested_field, table_schema
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.writer import META_COLUMNS
 
 HEADER = "header"
 WRITE_STAT = "write_stat"
@@ -213,3 +221,34 @@ def _from_deletes(
 def stat_applies(registered_field: str | None, table_field: str | None) -> bool:
     """Header and write-stat times were computed on the table's field: they only count for that field."""
     return registered_field is not None and registered_field == table_field
+
+
+def check_event_time_field(table: HudiTable, field_name: str) -> str | None:
+    """Refuse (`BadValueError`, one line naming the closest column) an event-time field that is not a top-level
+    column of the table's schema (`hudi_meta.table.schema`): a nested field (`a.b`) too, as records are read by
+    top-level column. A table without a schema yet (created, never written) cannot be checked: the field is
+    accepted and the warning to show is returned (the indexer checks it again once the table has a schema)."""
+    found = table_schema(table)
+    name = table.config.name
+    if found is None:
+        return (
+            f"table {name} has no schema yet (no commit records one, no hoodie.table.create.schema, no base "
+            f"file): event-time field {field_name!r} is not checked until it has one"
+        )
+    columns = [n for n in found.schema.names if n not in META_COLUMNS]
+    if field_name in columns or (field_name in META_COLUMNS and table.config.populate_meta_fields):
+        return None
+    record = nested_field(found.schema, field_name)
+    if record is not None:
+        raise BadValueError(
+            f"event-time field {field_name!r} is nested in record {record!r} of table {name}: hudi-meta reads "
+            "event times from top-level columns only"
+        )
+    near = closest(field_name, columns)
+    hint = f"did you mean {near!r}?" if near else f"its columns: {_listed(columns)}"
+    raise BadValueError(f"event-time field {field_name!r} is not a column of table {name} ({found.source}): {hint}")
+
+
+def _listed(columns: list[str], most: int = 12) -> str:
+    shown = ", ".join(columns[:most])
+    return shown + (f" and {len(columns) - most} more" if len(columns) > most else "")

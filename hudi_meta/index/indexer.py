@@ -25,6 +25,7 @@ import logging
 from sqlalchemy import Engine
 
 from hudi_meta.gc_pause import paused_gc
+from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.index.event_times import resolve_event_times, resolve_status
 from hudi_meta.index.files import sync_files
 from hudi_meta.index.instants import sync_timeline
@@ -57,6 +58,8 @@ class Indexer:
     def run(self, event_time_field: str | None = None) -> IndexRunStats:
         """Bring the table's index up to date; `event_time_field` overrides the table's own field."""
         engine, table = self.engine, self.table
+        if not event_time_field:
+            self._check_registered_field()
         with table_lock(engine, table.uri), paused_gc():  # a first run holds 10^5 blocks and rows at once
             known_id = table_id_of(engine, table.uri)
             before = event_time_field_of(engine, known_id) if known_id is not None else None
@@ -83,3 +86,14 @@ class Indexer:
         level = logging.INFO if self.stats.changed() else logging.DEBUG  # a service polls: quiet when nothing is new
         log.log(level, "indexed %s: %s", table.base_path, self.stats.summary())
         return self.stats
+
+    def _check_registered_field(self) -> None:
+        """A field registered while the table had no schema to check it by (an empty table) is checked on every
+        run: once the table has a schema, a field that is no column of it is refused before the store changes.
+        The table's own field is Hudi's setting, not ours to refuse."""
+        known_id = table_id_of(self.engine, self.table.uri)
+        registered = event_time_field_of(self.engine, known_id) if known_id is not None else None
+        if registered and registered != self.table.config.event_time_field:
+            unchecked = check_event_time_field(self.table, registered)
+            if unchecked is not None:
+                log.warning("%s", unchecked)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 
 from sqlalchemy import Engine, select, update
 
+from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import hudi_table, log_block_table
 from hudi_meta.index.sql import insert_ignore
@@ -14,9 +16,16 @@ from hudi_meta.table.config import DATA_LATENCY, TIMELINE_TIMEZONE
 from hudi_meta.table.table import HudiTable
 from hudi_meta.values import ascii_integer
 
+log = logging.getLogger(__name__)
+
 
 def register_table(engine: Engine, table: HudiTable, event_time_field: str | None = None) -> int:
-    """Register `table` (idempotent); an explicit event-time field overrides the table's config."""
+    """Register `table` (idempotent); an explicit event-time field overrides the table's config. A field that is
+    no column of the table is refused before the store changes (`check_event_time_field`)."""
+    if event_time_field:
+        unchecked = check_event_time_field(table, event_time_field)
+        if unchecked is not None:
+            log.warning("%s", unchecked)
     cfg = table.config
     row = {
         "base_path": table.uri,  # the full URI: the same path on two stores is two tables

@@ -58,7 +58,6 @@ storage_options = { endpoint_url = "https://s3.example", key = "...", secret = "
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Callable, Mapping
@@ -79,7 +78,8 @@ from hudi_meta.compaction.schedule import DATA_LATENCY_KEY, MAX_DELTA_COMMITS, M
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import CleanConfigError, ConfigError, HudiMetaError, LimitError, first_line
 from hudi_meta.format.links import LinkMode
-from hudi_meta.spelling import Spelled
+from hudi_meta.index.event_time_source import check_event_time_field
+from hudi_meta.spelling import Spelled, closest
 from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.sync.catalog import MODES as CATALOG_MODES
 from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S
@@ -341,8 +341,8 @@ def _check_unknown_keys(source: str, raw: dict[str, Any]) -> None:
             return  # reported as a wrong type when read
         for key in values:
             if key not in KEYS[kind]:
-                close = difflib.get_close_matches(key, KEYS[kind], n=1)
-                hint = f" (did you mean {close[0]}?)" if close else ""
+                close = closest(key, KEYS[kind])
+                hint = f" (did you mean {close}?)" if close else ""
                 found.append(f"{prefix}.{key}: unknown key{hint}" if prefix else f"{key}: unknown key{hint}")
 
     check("", raw, "")
@@ -464,6 +464,8 @@ def _table(s: _Section, check: bool, has_catalog: bool) -> TableSettings:
         sync_name=s.text("sync_name"),
         storage_options=dict(options or {}),
     )
+    if check and settings.event_time_field:
+        _check_event_time_field(s, settings)
     if settings.clean:
         _check_clean(s, settings, props if check else {})
     if settings.sync and not has_catalog:
@@ -473,6 +475,16 @@ def _table(s: _Section, check: bool, has_catalog: bool) -> TableSettings:
             s.convert(key, value, parse_identifier)
     _check_limits(s, settings.schedule_request(), props if check else None)
     return settings
+
+
+def _check_event_time_field(s: _Section, settings: TableSettings) -> None:
+    """The field must be a column of the table, as the indexer requires (its warning for a table without a schema
+    yet is logged when the service registers the table)."""
+    assert settings.event_time_field is not None
+    try:
+        check_event_time_field(settings.open(), settings.event_time_field)
+    except HudiMetaError as e:
+        s.fail("event_time_field", first_line(e))
 
 
 def _limit(s: _Section, limit: Limit) -> int | None:

@@ -65,6 +65,7 @@ from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
 from hudi_meta.table.record_keys import drop_soft_deleted, record_key_array
+from hudi_meta.table.schema import latest_commit_schema
 from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
 from hudi_meta.table.write_targets import FileGroupTarget, target_for
 
@@ -180,6 +181,12 @@ def _one_x_props(version: int, ordering_field: str | None, complex_key: bool, pa
     elif ordering_field:
         props["hoodie.table.ordering.fields"] = ordering_field
     return props
+
+
+def check_write_version(config: TableConfig) -> None:
+    """Refuse a table whose version hudi-meta does not write (it never upgrades or downgrades a table)."""
+    if config.version not in WRITE_VERSIONS:
+        raise UnsupportedTableError(f"hudi-meta writes table versions 6, 8 and 9 (this is {config.version})")
 
 
 def new_file_id() -> str:
@@ -432,10 +439,7 @@ class WriteClient:
     metadata_rollback: Callable[[str, RollbackMetadata], None] | None = None
 
     def __post_init__(self) -> None:
-        if self.table.config.version not in WRITE_VERSIONS:
-            raise UnsupportedTableError(
-                f"hudi-meta writes table versions 6, 8 and 9 (this is {self.table.config.version})"
-            )
+        check_write_version(self.table.config)
         if self.metadata_writer is None:
             self.table.config.refuse_without_metadata_writer(self.table.base_path, "write")
         self.timeline = self.table.timeline_writer()
@@ -642,15 +646,8 @@ def _latest_commit_schema(table: HudiTable) -> str | None:
     """The schema the newest completed write that recorded one recorded (Avro JSON), on the timeline as it is
     now (instants may have been archived since this write began)."""
     table.reload()
-    tl = table.timeline
-    for instant in reversed(tl.completed_writes()):
-        try:
-            schema = tl.commit_metadata(instant).schema
-        except FileNotFoundError:  # archived after the listing
-            continue
-        if schema:
-            return schema
-    return None
+    found = latest_commit_schema(table)
+    return found[1] if found is not None else None
 
 
 def _table_schema(table: HudiTable, stat: WriteStat) -> pa.Schema:
