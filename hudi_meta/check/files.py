@@ -66,6 +66,7 @@ MDT_SIZE_DIFFERS = "mdt-size-differs"
 MDT_RECORD_INDEX = "mdt-record-index"
 MDT_SECONDARY_INDEX = "mdt-secondary-index"
 MDT_COLUMN_STATS = "mdt-column-stats"
+MDT_PARTITION_STATS = "mdt-partition-stats"
 KINDS = (
     DANGLING_LINK,
     LINK_TO_LINK,
@@ -85,6 +86,7 @@ KINDS = (
     MDT_RECORD_INDEX,
     MDT_SECONDARY_INDEX,
     MDT_COLUMN_STATS,
+    MDT_PARTITION_STATS,
 )
 
 # `<name>.<32 hex>.tmp`, with a leading dot on local storage: an atomic create that never finished

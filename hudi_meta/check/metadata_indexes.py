@@ -11,6 +11,8 @@ compared with what the data table holds (docs/metadata-table.md section 8):
   hold (data skipping must never skip a file holding a match); every file of the latest slices has a record per
   indexed column it holds;
 - `mdt-secondary-index`: a secondary index holds exactly one entry per snapshot record, `value$key`;
+- `mdt-partition-stats`: each partition's record per indexed column covers what the files of its latest slices
+  hold (the rule of `claims`);
 - `mdt-unreadable`: a file of one of these partitions that cannot be read (its path); its file group is left out
   of the comparison, so one damaged file is one finding.
 
@@ -28,16 +30,24 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_meta.check.files import MDT_COLUMN_STATS, MDT_RECORD_INDEX, MDT_SECONDARY_INDEX, MDT_UNREADABLE, Finding
+from hudi_meta.check.files import (
+    MDT_COLUMN_STATS,
+    MDT_PARTITION_STATS,
+    MDT_RECORD_INDEX,
+    MDT_SECONDARY_INDEX,
+    MDT_UNREADABLE,
+    Finding,
+)
 from hudi_meta.errors import HudiMetaError, UnsupportedTableError
 from hudi_meta.format.block_content import KeyedRecord
 from hudi_meta.format.file_names import BaseFileName
-from hudi_meta.metadata.column_ranges import ColumnRange, ValueType, file_ranges
-from hudi_meta.metadata.keys import column_stats_key, secondary_file_group_index
+from hudi_meta.metadata.column_ranges import ColumnRange, ValueType, file_ranges, merge_all
+from hudi_meta.metadata.keys import column_stats_key, partition_stats_key, secondary_file_group_index
 from hudi_meta.metadata.layout import default_file_group_of
 from hudi_meta.metadata.merge import combine, kept_in_base
 from hudi_meta.metadata.records import (
     COLUMN_STATS,
+    PARTITION_STATS,
     RECORD_INDEX,
     ColumnStatsIndex,
     secondary_index_records,
@@ -139,9 +149,16 @@ def metadata_index_findings(table: HudiTable) -> list[Finding]:
         read = read_partition(table, mdt, partition)
         found = secondary_index_findings(partition, snapshot.values[column], read, sync)
         out += read.unreadable + _capped(found, partition)
-    if COLUMN_STATS in sync.partitions and sync.column_stats is not None:
-        read = read_partition(table, mdt, COLUMN_STATS)
-        out += read.unreadable + _capped(column_stats_findings(table, sync.column_stats, read), COLUMN_STATS)
+    if sync.column_stats is not None:
+        ranges = _Ranges(table, sync.column_stats.columns)
+        if COLUMN_STATS in sync.partitions:
+            read = read_partition(table, mdt, COLUMN_STATS)
+            out += read.unreadable + _capped(
+                column_stats_findings(table, sync.column_stats, read, ranges), COLUMN_STATS
+            )
+        if PARTITION_STATS in sync.partitions:
+            read = read_partition(table, mdt, PARTITION_STATS)
+            out += read.unreadable + _capped(partition_stats_findings(table, read, ranges), PARTITION_STATS)
     return out
 
 
@@ -271,12 +288,13 @@ def secondary_index_findings(
 # ---- column_stats ----------------------------------------------------------------------------------------------
 
 
-def column_stats_findings(table: HudiTable, index: ColumnStatsIndex, read: PartitionRead) -> list[Finding]:
+def column_stats_findings(
+    table: HudiTable, index: ColumnStatsIndex, read: PartitionRead, ranges: _Ranges
+) -> list[Finding]:
     """Each live column-stats record against the committed file it names (the rule of `claims`), and every file of
     the latest slices with a record per indexed column it holds."""
     files = committed_data_files(table)
     by_key = {column_stats_key(c, p, n): (p, n, c) for p, names in files.items() for n in names for c in index.columns}
-    ranges = _Ranges(table, index.columns)
     busy = any(i.action in (Action.CLEAN, Action.ROLLBACK) for i in table.timeline.pending())
     out: list[Finding] = []
     for key, record in sorted(read.records.items()):
@@ -304,6 +322,32 @@ def column_stats_findings(table: HudiTable, index: ColumnStatsIndex, read: Parti
             if key not in live and group not in read.unreadable_groups:
                 detail = f"column {column}: a file of the latest slices without a column-stats record"
                 out.append(Finding(MDT_COLUMN_STATS, _rel(partition, name), f"{detail}; {REMEDY}"))
+    return out
+
+
+def partition_stats_findings(table: HudiTable, read: PartitionRead, ranges: _Ranges) -> list[Finding]:
+    """Each data partition's live partition-stats record per indexed column against the merge of the column ranges of
+    the files of its latest slices (section 5.4), by the rule of `claims`; a column some file holds without a record
+    is a finding. Records of partitions the table no longer has are not reported (Java's clean writes none)."""
+    files: dict[str, list[ColumnRange]] = {}
+    for partition, name in _latest_slice_files(table):
+        files.setdefault(partition, []).extend(ranges.of(partition, name).values())
+    out = []
+    for partition, found in sorted(files.items()):
+        for column, actual in sorted(merge_all(found).items()):
+            key = partition_stats_key(column, partition)
+            group = default_file_group_of(PARTITION_STATS, key, read.groups) if read.groups else -1
+            record = read.records.get(key)
+            stats = (_branch(record.record.get("ColumnStatsMetadata")) or {}) if record is not None else {}
+            if group in read.unreadable_groups:
+                continue
+            if not stats or stats.get("isDeleted"):
+                problem: str | None = "no partition-stats record, though the latest slices hold the column"
+            else:
+                problem = claims(stats, actual)
+            if problem:
+                where = partition or "(non-partitioned)"
+                out.append(Finding(MDT_PARTITION_STATS, where, f"column {column}: {problem}; {REMEDY}"))
     return out
 
 

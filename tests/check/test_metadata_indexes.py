@@ -19,6 +19,7 @@ import pytest
 
 from hudi_meta.check.files import (
     MDT_COLUMN_STATS,
+    MDT_PARTITION_STATS,
     MDT_RECORD_INDEX,
     MDT_SECONDARY_INDEX,
     MDT_UNREADABLE,
@@ -26,7 +27,7 @@ from hudi_meta.check.files import (
 from hudi_meta.check.metadata_indexes import metadata_index_findings
 from hudi_meta.check.metadata_listing import metadata_listing_findings
 from hudi_meta.format.commit_metadata import CommitMetadata
-from hudi_meta.metadata.keys import column_stats_key, secondary_index_key
+from hudi_meta.metadata.keys import column_stats_key, partition_stats_key, secondary_index_key
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.records import secondary_value_text
 from hudi_meta.metadata.writer import write_delta_commit
@@ -166,31 +167,52 @@ def test_a_narrowed_column_stats_range(java_copy: Path) -> None:
     below the file's (a tight bound replaces the older record, docs section 7.3): readers would skip the file for
     its largest values. Exactly that file is a finding, naming the max."""
     table = HudiTable.open(str(java_copy))
-    partition, name, column, stats = _numeric_stats_of_a_base_file(table)
-    wrapper, inner = stats["maxValue"]
-    narrowed = {**stats, "maxValue": (wrapper, {"value": inner["value"] - 1}), "isTightBound": True}
+    bases = {}
+    for fg in table.file_groups():
+        picked = latest_slice_for_snapshot(fg, table.view_inputs())
+        if picked is not None and picked[0] is not None:
+            bases[picked[0].path.rsplit("/", 1)[-1]] = fg.partition
+    name, column, stats = _numeric_stats(table, "column_stats", set(bases))
+    partition = bases[name]
     key = column_stats_key(column, partition, name)
-    payload: dict[str, Any] = {"key": key, "type": 3, "ColumnStatsMetadata": narrowed}
-    payload.update({f: None for f in ("filesystemMetadata", "BloomFilterMetadata", "recordIndexMetadata")})
-    payload["SecondaryIndexMetadata"] = None
-    _mdt_deltacommit(java_copy, [MetadataRecord("column_stats", key, payload)])
+    _mdt_deltacommit(java_copy, [_narrowed("column_stats", key, 3, stats)])
     found = metadata_index_findings(HudiTable.open(str(java_copy)))
     where = f"{partition}/{name}" if partition else name
     assert [(f.kind, f.path) for f in found] == [(MDT_COLUMN_STATS, where)]
     assert found[0].detail.startswith(f"column {column}: max ")
 
 
-def _numeric_stats_of_a_base_file(table: HudiTable) -> tuple[str, str, str, dict[str, Any]]:
-    """(partition, base file, column, its column-stats record as the independent reader decodes it, tagged) of a
-    latest-slice base file whose recorded long or double range is not a single value."""
+@pytest.mark.parametrize("stem", ["v8_trips_8i3u1d", "v9_txns_simple_meta", "v9_txns_complex_meta"])
+def test_a_narrowed_partition_stats_range(stem: str, fixture_table: Callable[[Path], Path], tmp_path: Path) -> None:
+    """The same for a partition's record (the partitioned tables): its max one below the largest value the files of
+    the partition's latest slices hold. Exactly that partition is a finding."""
+    java_copy = Path(shutil.copytree(fixture_table(_archive(stem)), tmp_path / "t", symlinks=True))
+    table = HudiTable.open(str(java_copy))
+    partitions = {fg.partition for fg in table.file_groups()}
+    partition, column, stats = _numeric_stats(table, "partition_stats", partitions)
+    key = partition_stats_key(column, partition)
+    _mdt_deltacommit(java_copy, [_narrowed("partition_stats", key, 6, stats)])
+    found = metadata_index_findings(HudiTable.open(str(java_copy)))
+    assert [(f.kind, f.path) for f in found] == [(MDT_PARTITION_STATS, partition)]
+    assert found[0].detail.startswith(f"column {column}: max ")
+
+
+def _narrowed(partition: str, key: str, kind: int, stats: dict[str, Any]) -> MetadataRecord:
+    """`stats` with its max one lower, as a tight bound (which replaces the older record when merged)."""
+    wrapper, inner = stats["maxValue"]
+    narrowed = {**stats, "maxValue": (wrapper, {"value": inner["value"] - 1}), "isTightBound": True}
+    payload: dict[str, Any] = {"key": key, "type": kind, "ColumnStatsMetadata": narrowed}
+    payload.update({f: None for f in ("filesystemMetadata", "BloomFilterMetadata", "recordIndexMetadata")})
+    payload["SecondaryIndexMetadata"] = None
+    return MetadataRecord(partition, key, payload)
+
+
+def _numeric_stats(table: HudiTable, mdt_partition: str, names: set[str]) -> tuple[str, str, dict[str, Any]]:
+    """(file name or partition, column, the record's stats, decoded tagged) of a record of MDT `mdt_partition` naming
+    one of `names`, whose long or double range spans more than one."""
     mdt = HudiTable.open(str(Path(table.base_path) / ".hoodie" / "metadata"))
     is_valid = valid_instants(table, mdt)
-    bases = set()
-    for fg in table.file_groups():
-        picked = latest_slice_for_snapshot(fg, table.view_inputs())
-        if picked is not None and picked[0] is not None:
-            bases.add(picked[0].path.rsplit("/", 1)[-1])
-    for fg in (g for g in mdt.file_groups() if g.partition == "column_stats"):
+    for fg in (g for g in mdt.file_groups() if g.partition == mdt_partition):
         picked = latest_slice_for_snapshot(fg, mdt.view_inputs())
         assert picked is not None
         base, logs = picked
@@ -198,9 +220,8 @@ def _numeric_stats_of_a_base_file(table: HudiTable) -> tuple[str, str, str, dict
         for r in [*in_base.values(), *(x for x in in_logs if not isinstance(x, str))]:
             stats = r.record["ColumnStatsMetadata"]
             low, high = stats["minValue"], stats["maxValue"]
-            if stats["fileName"] not in bases or low is None or high is None:
+            if stats["fileName"] not in names or low is None or high is None:
                 continue
             if low[0].endswith(("LongWrapper", "DoubleWrapper")) and low[1]["value"] < high[1]["value"] - 1:
-                partition = next(fg.partition for fg in table.file_groups() if stats["fileName"].startswith(fg.file_id))
-                return partition, stats["fileName"], stats["columnName"], stats
-    raise AssertionError("no base file with a numeric range")
+                return stats["fileName"], stats["columnName"], stats
+    raise AssertionError(f"no record with a numeric range in {mdt_partition}")
