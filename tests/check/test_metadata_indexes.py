@@ -24,9 +24,10 @@ from hudi_meta.check.files import (
     MDT_SECONDARY_INDEX,
     MDT_UNREADABLE,
 )
-from hudi_meta.check.metadata_indexes import metadata_index_findings
+from hudi_meta.check.metadata_indexes import claims, metadata_index_findings
 from hudi_meta.check.metadata_listing import metadata_listing_findings
 from hudi_meta.format.commit_metadata import CommitMetadata
+from hudi_meta.metadata.column_ranges import ColumnRange, ValueType
 from hudi_meta.metadata.keys import column_stats_key, partition_stats_key, secondary_index_key
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.records import secondary_value_text
@@ -228,3 +229,54 @@ def _numeric_stats(table: HudiTable, mdt_partition: str, names: set[str]) -> tup
             if low[0].endswith(("LongWrapper", "DoubleWrapper")) and low[1]["value"] < high[1]["value"] - 1:
                 return stats["fileName"], stats["columnName"], stats
     raise AssertionError(f"no record with a numeric range in {mdt_partition}")
+
+
+def test_a_column_stats_record_of_a_file_that_is_not_committed(java_copy: Path) -> None:
+    """A live record naming a file the table does not hold (a clean that wrote no tombstone, a stray writer) is a
+    finding naming that file; the record of the real file stays in step."""
+    table = HudiTable.open(str(java_copy))
+    fg = next(iter(table.file_groups()))
+    name, column, stats = _numeric_stats(table, "column_stats", _files_of(table))
+    stray = f"{fg.file_id}_0-0-0_29990101000000000.parquet"
+    key = column_stats_key(column, fg.partition, stray)
+    record = {**stats, "fileName": stray}
+    payload: dict[str, Any] = {"key": key, "type": 3, "ColumnStatsMetadata": record}
+    payload.update({f: None for f in ("filesystemMetadata", "BloomFilterMetadata", "recordIndexMetadata")})
+    payload["SecondaryIndexMetadata"] = None
+    _mdt_deltacommit(java_copy, [MetadataRecord("column_stats", key, payload)])
+    assert _found(java_copy) == {(MDT_COLUMN_STATS, stray)}
+
+
+def _files_of(table: HudiTable) -> set[str]:
+    return {f.name for p in Path(table.base_path).iterdir() if p.is_dir() for f in p.iterdir()} | {
+        p.name for p in Path(table.base_path).iterdir() if p.is_file()
+    }
+
+
+def _range(low: object, high: object, nulls: int, values: int) -> ColumnRange:
+    return ColumnRange("f.parquet", "c", low, high, nulls, values, 0, 0, ValueType.LONG)
+
+
+def _stats(low: int | None, high: int | None, nulls: int, values: int) -> dict[str, Any]:
+    def wrap(v: int | None) -> tuple[str, dict[str, int]] | None:
+        return None if v is None else ("org.apache.hudi.avro.model.LongWrapper", {"value": v})
+
+    return {"minValue": wrap(low), "maxValue": wrap(high), "nullCount": nulls, "valueCount": values}
+
+
+@pytest.mark.parametrize(
+    ("recorded", "problem"),
+    [
+        (_stats(1, 9, 2, 10), None),  # exactly the file
+        (_stats(0, 12, 3, 14), None),  # wider, more nulls and values: a merge of records of one file only widens
+        (_stats(2, 9, 2, 10), "min 2 in the record, 1 in the file"),  # skips the file for c = 1
+        (_stats(1, 8, 2, 10), "max 8 in the record, 9 in the file"),
+        (_stats(None, None, 2, 10), "min None in the record, 1 in the file"),  # as if the column were all null
+        (_stats(1, 9, 0, 8), "0 nulls in the record, 2 in the file"),  # skips the file for `c IS NULL`
+        (_stats(1, 9, 2, 9), "7 non-null values in the record, 8 in the file"),
+    ],
+)
+def test_a_record_must_claim_nothing_its_file_does_not_hold(recorded: dict[str, Any], problem: str | None) -> None:
+    """The rule of docs/metadata-table.md section 8.2 on a file with values 1..9 in column c, 2 nulls of 10."""
+    found = claims(recorded, _range(1, 9, 2, 10))
+    assert found == problem if problem is None else (found is not None and found.startswith(problem))
