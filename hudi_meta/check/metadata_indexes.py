@@ -184,16 +184,16 @@ class Snapshot:
 
 
 def _snapshot(table: HudiTable, columns: list[str]) -> Snapshot | None:
-    """Locations of every record and the values of `columns`; None when the table's records carry no record key
-    (meta fields off): the indexes cannot be compared."""
+    """Locations of every record and the values of `columns`; None when the snapshot cannot be read whole (Lance
+    base files, a damaged data file: the other checks name that file; a partial snapshot would make every key of
+    the missing slice a finding) or its records carry no record key (meta fields off)."""
     locations: dict[str, tuple[str, str]] = {}
     values: dict[str, dict[str, Any]] = {}
     try:
-        reads = table.plan_reads("snapshot")
-    except UnsupportedTableError:
-        return None  # e.g. Lance base files: the snapshot cannot be read here
-    for read in reads:
-        records = table.read_slice(read, "snapshot")
+        reads = [(read, table.read_slice(read, "snapshot")) for read in table.plan_reads("snapshot")]
+    except (UnsupportedTableError, *READ_ERRORS):
+        return None
+    for read, records in reads:
         if not records.num_columns:
             continue
         if RECORD_KEY not in records.column_names:
