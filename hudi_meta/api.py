@@ -16,7 +16,6 @@ call the same core functions underneath. Every method returns a typed result (a 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -35,11 +34,9 @@ from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import BadValueError, HudiMetaError, NotFreshError
 from hudi_meta.format.links import LinkMode
 from hudi_meta.freshness import Freshness, view_for_complete_before
-from hudi_meta.index.db import DB_ENV, make_engine, resolve_db_url
 from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.migrate import current_revision
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.store import open_store, store_label
 from hudi_meta.progress import Report, silent
@@ -275,25 +272,14 @@ class Table:
 
     def check(self, index: bool = True) -> CheckReport:
         """Every finding of the table's files, links, plans and freshness, and (`index`) of the index against
-        them. Never creates a store: without one given, the default store is compared only if it exists."""
-        engine, label = self._check_store() if index else (None, None)
-        report = check_table(self._open(), engine, label)
+        them. The store is opened as every command opens it (`engine`: a new SQLite store gets its schema), so
+        a store new to this table says "not registered" instead of failing."""
+        table = self._open()  # a path that is not a table is refused before a store is created
+        engine = self.engine if index else None
+        report = check_table(table, engine, store_label(str(engine.url)) if engine is not None else None)
         if not index:
             report.notes = ["index drift not checked: --no-index"]
         return report
-
-    def _check_store(self) -> tuple[Engine | None, str | None]:
-        if self._engine is not None:
-            return self._engine, store_label(str(self._engine.url))
-        if self._store is not None or os.environ.get(DB_ENV):
-            url = resolve_db_url(self._store if isinstance(self._store, str) else None)
-            self._engine, self._owns_engine = open_store(url, create=False), True
-            return self._engine, store_label(url)
-        url = resolve_db_url(None)
-        if current_revision(url) is None:
-            return None, None
-        self._engine, self._owns_engine = make_engine(url), True
-        return self._engine, store_label(url)
 
     def sync(
         self,

@@ -62,6 +62,11 @@ MDT_UNREADABLE = "mdt-unreadable"
 MDT_MISSING_FILE = "mdt-missing-file"
 MDT_EXTRA_FILE = "mdt-extra-file"
 MDT_SIZE_DIFFERS = "mdt-size-differs"
+# found by `hudi_meta.check.metadata_indexes` (the metadata table's indexes against the data table)
+MDT_RECORD_INDEX = "mdt-record-index"
+MDT_SECONDARY_INDEX = "mdt-secondary-index"
+MDT_COLUMN_STATS = "mdt-column-stats"
+MDT_PARTITION_STATS = "mdt-partition-stats"
 KINDS = (
     DANGLING_LINK,
     LINK_TO_LINK,
@@ -78,6 +83,10 @@ KINDS = (
     MDT_MISSING_FILE,
     MDT_EXTRA_FILE,
     MDT_SIZE_DIFFERS,
+    MDT_RECORD_INDEX,
+    MDT_SECONDARY_INDEX,
+    MDT_COLUMN_STATS,
+    MDT_PARTITION_STATS,
 )
 
 # `<name>.<32 hex>.tmp`, with a leading dot on local storage: an atomic create that never finished

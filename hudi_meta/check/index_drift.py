@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from hudi_meta.check.files import INDEX_DRIFT, KINDS, Finding, check_files
+from hudi_meta.check.metadata_indexes import metadata_index_findings
 from hudi_meta.check.metadata_listing import metadata_listing_findings
 from hudi_meta.errors import StaleIndexError
 from hudi_meta.index.db import make_engine
@@ -147,6 +148,12 @@ def _short(value: Any) -> str:
 
 FreshIndex = Callable[[HudiTable, str | None], Mapping[str, Sequence[Row]]]
 
+# The scans of a table's metadata table, each returning its findings (none for a table without one). A further
+# scan (the structural one of `hudi_meta/metadata/integrity.py`: every MDT file readable, one base file per
+# instant and file group, completed MDT compactions' base files present) is added to this tuple.
+MetadataScan = Callable[[HudiTable], list[Finding]]
+METADATA_SCANS: tuple[MetadataScan, ...] = (metadata_listing_findings, metadata_index_findings)
+
 
 def fresh_fingerprint(table: HudiTable, event_time_field: str | None) -> dict[str, list[Row]]:
     """Index `table` into a new SQLite store in a temporary folder and return its fingerprint."""
@@ -181,7 +188,9 @@ def check_table(
     table: HudiTable, engine: Engine | None = None, store_label: str | None = None, now_ms: int | None = None
 ) -> CheckReport:
     """Every finding of `table`: its files against its timeline, and (with a store) the index against its files."""
-    report = CheckReport(findings=check_files(table, now_ms) + metadata_listing_findings(table))
+    report = CheckReport(findings=check_files(table, now_ms))
+    for scan in METADATA_SCANS:
+        report.findings += scan(table)
     if engine is None:
         report.notes.append("index drift not checked: no metadata store")
     else:

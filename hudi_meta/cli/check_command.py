@@ -1,9 +1,10 @@
 """`check TABLE`: integrity of a table's files, links, plans and published freshness, and index drift.
 
 Exit codes: 0 nothing found, 3 findings (one line each: kind, path, detail; `--json` a list of objects),
-2 bad input (not a table, a store that does not work), 1 a bug. Index drift is checked when the store (`--db`,
-`$HUDI_META_DB` or the default SQLite file) exists and the table is registered in it; otherwise a note on
-stderr says why not.
+2 bad input (not a table, a store that does not work), 1 a bug. The store (`--db`, `$HUDI_META_DB` or the
+default SQLite file) is opened as every command opens it: a new SQLite store gets its schema, a server database
+without one is refused naming `init-db`. Index drift is checked when the table is registered in it; otherwise a
+note on stderr says why not.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ EXIT_FINDINGS = 3
 KINDS_HELP = (
     "finds: dangling-link, link-to-link, missing-link, copy-differs, orphan (with its age), plan-input-missing, "
     "uncommitted-link, unsupported-freshness, index-drift, and on a table with a metadata table mdt-unreadable, "
-    "mdt-missing-file, mdt-extra-file, mdt-size-differs. Exit 0: nothing found; 3: findings; 2: bad input."
+    "mdt-missing-file, mdt-extra-file, mdt-size-differs, mdt-record-index, mdt-secondary-index, mdt-column-stats, "
+    "mdt-partition-stats. "
+    "Exit 0: nothing found; 3: findings; 2: bad input."
 )
 
 

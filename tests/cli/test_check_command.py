@@ -15,7 +15,7 @@ from hudi_meta.compaction.run import CRASH_AT_ENV
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.migrate import current_revision, head_revision, upgrade
 from tests.check.test_files import compacted_three_times, foreign_clean, links_of
 from tests.cli.helpers import cli, store_dump, tree
 from tests.compaction.core import CoreTable, at, rows
@@ -123,13 +123,30 @@ def test_a_killed_compaction_run_leaves_links_check_names(engine: Engine, store:
     assert cli("--db", store, "check", t.path).returncode == 0  # `compaction run` indexed the table
 
 
-def test_without_a_store_the_index_is_not_checked(compacted: tuple[CoreTable, list[str]], tmp_path: Path) -> None:
-    t, _ = compacted
+@pytest.mark.parametrize("given", ["--db", "default"])
+def test_a_new_store_gets_its_schema_as_every_command_does(
+    compacted: tuple[CoreTable, list[str]], tmp_path: Path, given: str
+) -> None:
+    """Issue 36 item 9: one rule for every command (README: "a new SQLite store gets its schema on first use"), so
+    `check` on a store that does not exist yet creates it; the table is not registered there, so drift is not
+    checked (a note), and the exit code is the table's: 0 here, 3 once a link dangles."""
+    t, instants = compacted
+    db = tmp_path / "new.db" if given == "--db" else tmp_path / "data" / "hudi-meta" / "hudi-meta.db"
+    args = ["--db", str(db)] if given == "--db" else []
     env = {"HUDI_META_DB": "", "XDG_DATA_HOME": str(tmp_path / "data")}
-    out = cli("check", t.path, env=env)
+    out = cli(*args, "check", t.path, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stderr.splitlines()[0] == "check: index drift not checked: no metadata store"
-    assert not (tmp_path / "data" / "hudi-meta" / "hudi-meta.db").exists()  # check never creates a store
+    assert (
+        out.stderr.splitlines()[0]
+        == f"check: index drift not checked: {t.path} is not registered in the metadata store {db}"
+    )
+    assert current_revision(f"sqlite:///{db}") == head_revision()
+    db.unlink()
+    foreign_clean(t.path, keep=instants[-1])
+    out = cli(*args, "check", t.path, env=env)
+    assert out.returncode == 3, out.stderr
+    assert {line.split("  ")[0] for line in out.stdout.splitlines()} == {"dangling-link"}
+    assert current_revision(f"sqlite:///{db}") == head_revision()
 
 
 def test_a_table_the_store_does_not_know(tmp_path: Path, store: str) -> None:
@@ -142,7 +159,7 @@ def test_a_table_the_store_does_not_know(tmp_path: Path, store: str) -> None:
     assert store_dump(store) == before
 
 
-@pytest.mark.parametrize("case", ["missing", "not-a-table", "no-folder-db", "no-schema-db", "not-a-db"])
+@pytest.mark.parametrize("case", ["missing", "not-a-table", "no-folder-db", "not-a-db"])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None:
     t = CoreTable(tmp_path / "t")
     t.write(rows(("a", 1, 1.0)))
@@ -152,7 +169,6 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None:
         "missing": (str(tmp_path / "nope"), None),
         "not-a-table": (str(tmp_path / "plain"), None),
         "no-folder-db": (t.path, str(tmp_path / "nope" / "store.db")),
-        "no-schema-db": (t.path, str(tmp_path / "new.db")),
         "not-a-db": (t.path, str(tmp_path / "garbage.db")),
     }[case]
     before = tree(tmp_path)
@@ -164,7 +180,6 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, case: str) -> None:
         "missing": "no such table path",
         "not-a-table": "not a Hudi table",
         "no-folder-db": "does not exist",
-        "no-schema-db": "run `hudi-meta init-db` first",
         "not-a-db": "metadata store",
     }[case]
     assert expected in line
