@@ -67,6 +67,9 @@ MDT_RECORD_INDEX = "mdt-record-index"
 MDT_SECONDARY_INDEX = "mdt-secondary-index"
 MDT_COLUMN_STATS = "mdt-column-stats"
 MDT_PARTITION_STATS = "mdt-partition-stats"
+# found by `hudi_meta.check.metadata_structure` (`hudi_meta.metadata.integrity`: what a writer would refuse)
+MDT_DUPLICATE_BASE_FILE = "mdt-duplicate-base-file"
+MDT_LOST_BASE_FILE = "mdt-lost-base-file"
 KINDS = (
     DANGLING_LINK,
     LINK_TO_LINK,
@@ -80,6 +83,8 @@ KINDS = (
     PLAN_ORDER_BROKEN,
     INDEX_DRIFT,
     MDT_UNREADABLE,
+    MDT_DUPLICATE_BASE_FILE,
+    MDT_LOST_BASE_FILE,
     MDT_MISSING_FILE,
     MDT_EXTRA_FILE,
     MDT_SIZE_DIFFERS,

@@ -21,6 +21,7 @@ from sqlalchemy import Engine
 from hudi_meta.check.files import INDEX_DRIFT, KINDS, Finding, check_files
 from hudi_meta.check.metadata_indexes import metadata_index_findings
 from hudi_meta.check.metadata_listing import metadata_listing_findings
+from hudi_meta.check.metadata_structure import metadata_structure_findings
 from hudi_meta.errors import StaleIndexError
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
@@ -148,9 +149,9 @@ def _short(value: Any) -> str:
 
 FreshIndex = Callable[[HudiTable, str | None], Mapping[str, Sequence[Row]]]
 
-# The scans of a table's metadata table, each returning its findings (none for a table without one). A further
-# scan (the structural one of `hudi_meta/metadata/integrity.py`: every MDT file readable, one base file per
-# instant and file group, completed MDT compactions' base files present) is added to this tuple.
+# The scans of a table's metadata table's contents, each returning its findings (none for a table without one); they
+# run once its structure is sound (`metadata_structure_findings`: every MDT file readable, one base file per instant
+# and file group, completed MDT compactions' base files present).
 MetadataScan = Callable[[HudiTable], list[Finding]]
 METADATA_SCANS: tuple[MetadataScan, ...] = (metadata_listing_findings, metadata_index_findings)
 
@@ -189,8 +190,13 @@ def check_table(
 ) -> CheckReport:
     """Every finding of `table`: its files against its timeline, and (with a store) the index against its files."""
     report = CheckReport(findings=check_files(table, now_ms))
-    for scan in METADATA_SCANS:
-        report.findings += scan(table)
+    structure = metadata_structure_findings(table)
+    report.findings += structure
+    if structure:
+        report.notes.append("metadata table contents not compared: its structure is damaged (mdt-* findings)")
+    else:
+        for scan in METADATA_SCANS:
+            report.findings += scan(table)
     if engine is None:
         report.notes.append("index drift not checked: no metadata store")
     else:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import hudi_meta
+from hudi_meta.check.files import MDT_DUPLICATE_BASE_FILE, MDT_LOST_BASE_FILE, MDT_UNREADABLE
 from hudi_meta.format.file_names import BaseFileName
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.metadata.compaction import compact_if_necessary
@@ -170,6 +171,12 @@ DAMAGES: dict[str, Callable[[Path], str]] = {
 }
 
 
+FINDING = {
+    UNREADABLE: MDT_UNREADABLE,
+    MISSING: MDT_UNREADABLE,
+    DUPLICATE_BASE_FILE: MDT_DUPLICATE_BASE_FILE,
+    LOST_BASE_FILE: MDT_LOST_BASE_FILE,
+}
 THROUGH_THE_CLI = {"flipped-log-block", "no-mdt-properties"}  # every writing command, one line each (slower)
 
 
@@ -197,6 +204,9 @@ def test_a_damaged_mdt_is_refused_by_every_writing_command(
     ):
         with pytest.raises(MetadataTableDamagedError):
             call()
+    assert _tree(table) == before
+    findings = {(f.kind, f.path) for f in t.check(index=False).findings}  # check names what the writers refused
+    assert {(FINDING[kind], d.path) for d in found} <= findings, findings
     assert _tree(table) == before
     if damage not in THROUGH_THE_CLI:
         return
