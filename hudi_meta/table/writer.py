@@ -4,6 +4,10 @@ log blocks, and commit them as one instant. Engines (Spark) call the same pieces
 Crash safety: data files are written before the completed instant; until that atomic create, readers
 skip every block and base file of the instant, and `rollback` removes them.
 
+Instant times: `WriteClient.begin` takes its instant time (after every time on the timeline) and creates the
+requested file under the table lock, where the compaction scheduler checks for pending writes and takes its own;
+so a compaction is never planned newer than a write that is not on the timeline yet (docs/concurrency.md 2.1).
+
 Concurrent writers (Java's LAZY failed-writes cleaning): a write keeps a heartbeat (`heartbeat.py`) from
 before its requested file until its commit, and other writers roll back only instants whose heartbeat
 expired. Every write creates its own files exclusively: base files are named by (file id, instant), log
