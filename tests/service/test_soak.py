@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 from hudi_meta.index.db import make_engine
@@ -80,9 +82,14 @@ def test_a_writer_beside_the_service_never_crosses_its_scheduler(tmp_path: Path)
         "compactions": sum(s.step == "compaction" and s.outcome == StepOutcome.COMPLETED for s in history),
         "take-backs": sum(s.outcome == StepOutcome.TAKEN_BACK for s in history),
         "failed": sum(s.outcome == StepOutcome.FAILED for s in history),
-        "skipped for a pending write": sum("is still" in str(s.detail.get("reason", "")) for s in history),
     }
     print(f"\nsoak of {SOAK_SECONDS:g} s: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    skipped = Counter(
+        re.sub(r"\d{14,17}", "<t>", str(s.detail.get("reason", ""))).split(" on ")[0]
+        for s in history
+        if s.step == "schedule" and s.outcome == StepOutcome.SKIPPED
+    )
+    print("schedule skipped: " + "; ".join(f"{n} x {why}" for why, n in skipped.most_common()))
     assert counts["plans"] > 0 and counts["compactions"] > 0, counts
     crossed = [s for s in history if s.outcome in (StepOutcome.TAKEN_BACK, StepOutcome.FAILED)]
     assert not crossed, crossed
