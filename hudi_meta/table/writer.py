@@ -478,7 +478,7 @@ class WriteClient:
 
     def begin(self) -> str:
         """Take the instant time, start the heartbeat, then request and start the instant, all under the table lock
-        (docs/concurrency.md section 2, "instant times"): a scheduler, which plans under the same lock, then either
+        (docs/concurrency.md section 2.1): a scheduler, which plans under the same lock, then either
         sees this write pending or plans after it, never with a compaction instant newer than a write not yet on
         the timeline. The heartbeat starts before the requested file (Java's order: a live writer's instant never
         exists without a heartbeat)."""

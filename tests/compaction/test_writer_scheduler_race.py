@@ -1,4 +1,4 @@
-"""Our writer and our scheduler never cross (docs/concurrency.md section 2, "instant times"): a write takes its
+"""Our writer and our scheduler never cross (docs/concurrency.md section 2.1): a write takes its
 instant time and creates its requested file under the table lock, and the scheduler checks for pending writes and
 takes its compaction instant under the same lock. So a scheduler that runs while a write is between choosing its
 instant and requesting it waits, then sees the write pending and refuses; it never plans a compaction C newer than
