@@ -8,6 +8,10 @@ table on, and the records read back by hudi-rs."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -21,7 +25,7 @@ from hudi_meta.errors import WriteInProgressError
 from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.metadata.sync import write_client
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, set_crash_hook
+from hudi_meta.table.writer import CRASH_AT_ENV, WriteClient, set_crash_hook
 from tests.compaction.core import CoreTable, at, hudi_rs_read, rows
 
 SCHEDULER_GRACE_S = 5.0  # far longer than one scheduling of this table takes when nothing holds it back
@@ -132,3 +136,25 @@ def test_a_write_begun_after_a_plan_takes_an_instant_after_it(engine: Engine, tm
     run_compaction(t.table, result.instant)
     expected = {"a": (40, 1.1), "b": (70, 2.2), "c": (60, 3.0)}
     assert t.read() == expected == hudi_rs_read(t.path, "snapshot")
+
+
+@pytest.mark.parametrize("step", ["instant-chosen", "after-requested"])
+def test_a_write_killed_inside_begin_leaves_a_lock_the_scheduler_takes_over(
+    engine: Engine, tmp_path: Path, step: str
+) -> None:
+    """kill -9 inside `begin` leaves the table lock file behind; its holder on this host is gone, so the scheduler
+    takes it over at once (docs/concurrency.md section 5) and sees the write as it was left: nothing, or pending."""
+    t = CoreTable(tmp_path / "t", version=9)
+    t.write(rows(("a", 10, 1.0), ("b", 20, 2.0)))
+    t.write(rows(("a", 40, 1.1)))
+    code = "import sys\nfrom hudi_meta.table.table import HudiTable\nfrom hudi_meta.table.writer import WriteClient\n"
+    code += "WriteClient(HudiTable.open(sys.argv[1])).begin()\n"
+    killed = subprocess.run([sys.executable, "-c", code, t.path], env={**os.environ, CRASH_AT_ENV: step}, timeout=120)
+    assert killed.returncode == -signal.SIGKILL
+    assert (Path(t.path) / ".hoodie" / "lock").exists()
+    request = ScheduleRequest(threshold_ms=at(45), strategy=Strategy.EVENT_TIME)
+    if step == "instant-chosen":  # no instant on the timeline: the plan is made
+        assert schedule_compaction(engine, t.table, request).instant is not None
+    else:  # a requested write whose heartbeat has not expired yet: the scheduler refuses, it does not wait
+        with pytest.raises(WriteInProgressError, match="is still requested"):
+            schedule_compaction(engine, t.table, request)
