@@ -338,7 +338,9 @@ def _schedule_indexed(
 ) -> ScheduleResult | None:
     """Plan and write under the store's schedule lock and the table lock (`table.lock`, which writers take to
     check for conflicts and commit): no write commits between the pending-writes check and the plan, and the
-    plan is cut from an index of the timeline as it is then (None: the timeline changed since `indexed`)."""
+    plan is cut from an index of the timeline as it is then (None: the timeline changed since `indexed`). C is taken
+    here too, after the check: writers take their instant times and request them under the same lock, so no write
+    older than C can appear after it (docs/concurrency.md section 2.1)."""
     with (
         schedule_lock(engine, table_id, table.uri) as conn,
         table_lock(table.storage, table.meta_path, table.config.props, "schedule a compaction"),

@@ -1,6 +1,7 @@
-"""The table lock: the short critical sections in which a writer checks for conflicts and commits, and a scheduler
-checks for pending writes and writes its plan, never interleave (Java's optimistic concurrency control takes its
-lock around the same two steps).
+"""The table lock: the short critical sections in which a writer takes its instant time and requests it, a writer
+checks for conflicts and commits, and a scheduler checks for pending writes, takes its instant time and writes its
+plan, never interleave (Java's optimistic concurrency control takes its lock around the same steps;
+docs/concurrency.md section 2.1).
 
 It is Java's `FileSystemBasedLockProvider` lock, so Java writers configured with that provider take turns with us:
 the file `<base>/.hoodie/lock` (or `<hoodie.write.lock.filesystem.path>/lock`), created atomically (an object

@@ -4,6 +4,10 @@ log blocks, and commit them as one instant. Engines (Spark) call the same pieces
 Crash safety: data files are written before the completed instant; until that atomic create, readers
 skip every block and base file of the instant, and `rollback` removes them.
 
+Instant times: `WriteClient.begin` takes its instant time (after every time on the timeline) and creates the
+requested file under the table lock, where the compaction scheduler checks for pending writes and takes its own;
+so a compaction is never planned newer than a write that is not on the timeline yet (docs/concurrency.md 2.1).
+
 Concurrent writers (Java's LAZY failed-writes cleaning): a write keeps a heartbeat (`heartbeat.py`) from
 before its requested file until its commit, and other writers roll back only instants whose heartbeat
 expired. Every write creates its own files exclusively: base files are named by (file id, instant), log
@@ -36,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import HeartbeatExpiredError, HudiMetaError, UnsupportedTableError, WriteConflictError
 from hudi_meta.format.avro_arrow import arrow_to_avro_record
 from hudi_meta.format.block_content import DeleteRecord
@@ -78,6 +83,11 @@ META_COLUMNS = (
 )
 PARTITION_METADATA = ".hoodie_partition_metadata"
 log = logging.getLogger(__name__)
+CRASH_AT_ENV = "HUDI_META_WRITE_CRASH_AT"  # failure injection for tests: kill -9 a write at a named step of begin
+CRASH_POINTS = ("instant-chosen", "after-requested")
+_crash = CrashPoints(CRASH_AT_ENV, CRASH_POINTS)
+set_crash_hook = _crash.set_hook
+crash_point = _crash.reach
 
 
 WRITE_VERSIONS = (6, 8, 9)  # the table versions hudi-meta creates and writes
@@ -471,26 +481,40 @@ class WriteClient:
             self.heartbeat.stop(delete=False)
 
     def begin(self) -> str:
-        """Start the heartbeat, then request and start the instant (Java's order: a live writer's instant
-        never exists without a heartbeat)."""
+        """Take the instant time, start the heartbeat, then request and start the instant, all under the table lock
+        (docs/concurrency.md section 2.1): a scheduler, which plans under the same lock, then either
+        sees this write pending or plans after it, never with a compaction instant newer than a write not yet on
+        the timeline. The heartbeat starts before the requested file (Java's order: a live writer's instant never
+        exists without a heartbeat)."""
         assert self.heartbeat_config is not None
-        if self._chosen_instant:
-            # a client opened a while ago takes a time after every instant there is now, as Java's startCommit does:
-            # an instant older than an archived one would read as committed, before a compaction as compacted
-            self.table.reload()
-            times = [i.requested_time for i in self.table.timeline.instants]
-            if times and max(times) >= self.instant:
-                self.instant = self.table.new_instant_time()
-                self._rename_planned_logs()
-        self.heartbeat = Heartbeat(self.table.storage, self.table.meta_path, self.instant, self.heartbeat_config)
-        self.heartbeat.start()
-        try:
-            self.timeline.request(self.action, self.instant)
-            self.timeline.start(self.action, self.instant)
-        except BaseException:
-            self.heartbeat.stop(delete=not self.table.storage.exists(self._pending_path(State.REQUESTED)))
-            raise
+        t = self.table
+        with table_lock(t.storage, t.meta_path, t.config.props, "start a write"):
+            if self._chosen_instant:
+                self._take_instant_time()
+            crash_point("instant-chosen")
+            self.heartbeat = Heartbeat(t.storage, t.meta_path, self.instant, self.heartbeat_config)
+            self.heartbeat.start()
+            try:
+                self.timeline.request(self.action, self.instant)
+                crash_point("after-requested")
+                self.timeline.start(self.action, self.instant)
+            except BaseException:
+                self.heartbeat.stop(delete=not t.storage.exists(self._pending_path(State.REQUESTED)))
+                raise
         return self.instant
+
+    def _take_instant_time(self) -> None:
+        """Under the table lock: keep the time chosen when the client was made only while it is still after every
+        requested and completion time on the timeline (as Java's startCommit takes a new one under the lock), else
+        take a new one; an instant older than an archived one would read as committed, before a compaction as
+        compacted."""
+        self.table.reload()
+        latest = max(
+            (x for i in self.table.timeline.instants for x in (i.requested_time, i.completion_time) if x), default=""
+        )
+        if latest >= self.instant:
+            self.instant = self.table.new_instant_time()
+            self._rename_planned_logs()
 
     def _rename_planned_logs(self) -> None:
         """Versions 8 and 9 name a log file by its write's instant: targets planned before the instant changed
