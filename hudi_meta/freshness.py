@@ -158,8 +158,21 @@ def event_time_histogram(
     return Histogram(low, width, counts, unknown)
 
 
-def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[PendingBlock], now_ms: int) -> Freshness:
-    """Freshness from the completed compactions and the committed blocks not yet in a base file."""
+def still_exact(last: CompletedCompaction | None, base_file_instants: Iterable[str]) -> bool:
+    """Whether RO still holds no record after the threshold of `last`, an exact compaction: no base file written
+    since (by an insert, a clustering or another compaction) may have brought one in. A base file written since
+    counts whatever it holds: the index keeps no event times of base files (docs/event-time.md section 6)."""
+    return last is not None and last.exact and all(i <= last.instant for i in base_file_instants)
+
+
+def freshness(
+    compactions: Sequence[CompletedCompaction],
+    pending: Iterable[PendingBlock],
+    now_ms: int,
+    base_file_instants: Iterable[str] = (),
+) -> Freshness:
+    """Freshness from the completed compactions, the committed blocks not yet in a base file and the instants of the
+    committed base files (`base_file_instants`: without them, `exact` is the last compaction's flag alone)."""
     last = last_event_time_compaction(compactions)
     blocks = list(pending)
     data = [b for b in blocks if b.is_data]
@@ -178,7 +191,7 @@ def freshness(compactions: Sequence[CompletedCompaction], pending: Iterable[Pend
         threshold_ms=threshold,
         watermark_ms=watermark,
         compaction_instant=last.instant if last is not None else None,
-        exact=bool(last is not None and last.exact),
+        exact=still_exact(last, base_file_instants),
         lag_ms=now_ms - watermark if watermark is not None else None,
         leftover_files=len(sizes),
         leftover_bytes=sum(sizes.values()),

@@ -119,3 +119,16 @@ def test_a_delete_left_over_counts_as_a_leftover_but_does_not_bound_the_watermar
     data = PendingBlock("p/a", "p/f/c1", "20250102000000000", 300, 2, 30, True, 500, 2)
     with_data = freshness(compaction, [*deletes, data], 0)
     assert (with_data.watermark_ms, with_data.leftover_files, with_data.late_records) == (300, 2, 2)
+
+
+def test_exact_holds_only_until_a_newer_base_file_is_committed() -> None:
+    """An exact compaction's flag stands while no base file newer than it is committed: a later insert, clustering
+    or compaction of any strategy may put records after T into RO (docs/event-time.md section 6, issue 36 item 6).
+    Base files of the compaction itself and older ones do not count; a compaction not exact stays not exact."""
+    exact = [CompletedCompaction("20250102000000000", 200, True)]
+    assert freshness(exact, [], 0, ["20250101000000000", "20250102000000000"]).exact
+    assert not freshness(exact, [], 0, ["20250102000000000", "20250102000000001"]).exact
+    assert not freshness([CompletedCompaction("20250102000000000", 200, False)], [], 0, []).exact
+    # an exact compaction after the base file restores it (the later one is the published one)
+    later = [*exact, CompletedCompaction("20250103000000000", 300, True)]
+    assert freshness(later, [], 0, ["20250102000000001", "20250103000000000"]).exact

@@ -24,7 +24,7 @@ from hudi_meta.freshness import (
     late_data,
 )
 from hudi_meta.index.browse import TableRow
-from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
+from hudi_meta.index.freshness_inputs import base_file_instants, completed_compactions, pending_blocks
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class TableState:
 def compute_state(conn: Connection, table_id: int, now_ms: int) -> TableState:
     compactions = completed_compactions(conn, table_id)
     blocks = pending_blocks(conn, table_id)
-    fresh = freshness(compactions, blocks, now_ms)
+    fresh = freshness(compactions, blocks, now_ms, base_file_instants(conn, table_id))
     hist = event_time_histogram(blocks, marks=(fresh.threshold_ms, fresh.watermark_ms))
     late = late_data(last_event_time_compaction(compactions), blocks).blocks
     return TableState(fresh, hist, late)

@@ -27,8 +27,11 @@ from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus, PlanState
 
 
 @paused_gc()
-def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list[SliceInfo]:
-    """Newest committed slices of file groups that may be compacted at `before_instant`.
+def candidate_slices(
+    engine: Engine, table_id: int, before_instant: str, with_base_only: bool = False
+) -> list[SliceInfo]:
+    """Newest committed slices of file groups that may be compacted at `before_instant`; those without log files
+    too when `with_base_only` (an exact plan rewrites a base file holding records after T).
 
     A log file holding blocks of an instant that is not committed before `before_instant` ends the slice's
     compactable prefix: it and every later log file stay out of the merge (they may still be linked).
@@ -71,7 +74,9 @@ def candidate_slices(engine: Engine, table_id: int, before_instant: str) -> list
     for _, base_instant, partition, file_id, slice_id, base_file, base_committed in sorted(
         newest.values(), key=itemgetter(2, 3)
     ):
-        if (base_file is None or base_committed) and slice_id in by_slice:
+        if base_file is not None and base_committed and with_base_only and slice_id not in by_slice:
+            slices.append(SliceInfo(partition, file_id, base_instant, base_file, ()))
+        elif (base_file is None or base_committed) and slice_id in by_slice:
             infos = _log_file_infos(by_slice[slice_id])
             carry = held.get((partition, LogFileName(file_id, base_instant, CARRY_LOG_VERSION).name))
             if carry is not None and infos and infos[0].name == carry[0]:

@@ -33,6 +33,17 @@ def link_operations(op: PlannedOperation, instant: str) -> tuple[SymlinkOperatio
     return tuple(links)
 
 
+# strategyParams of an exact plan scheduled while compactions or clusterings were pending (their instants, comma
+# separated): their base files join RO whatever this plan does, so its commit never publishes exact
+EXACT_BLOCKED_PARAM = "hoodie.compaction.event.time.exact.blocked.by"
+
+
+def exact_blocked_by(plan: CompactionPlan) -> list[str]:
+    """The pending instants that keep an exact plan's commit from publishing exact (`EXACT_BLOCKED_PARAM`)."""
+    params = plan.strategy.strategy_params if plan.strategy else {}
+    return [i for i in params.get(EXACT_BLOCKED_PARAM, "").split(",") if i]
+
+
 @paused_gc()
 def build_plan(
     operations: Sequence[PlannedOperation],
@@ -41,19 +52,23 @@ def build_plan(
     mode: str = "symlink",
     exact: bool = False,
     event_time_field: str | None = None,
+    exact_blocked: Sequence[str] = (),
 ) -> CompactionPlan:
     """The Hudi compaction plan that `<instant>.compaction.requested` holds for `operations`.
 
     Each operation merges its base file and `to_compact` logs (stock Hudi's fields, so Java Hudi and hudi-rs
     still read the plan) and names its kept logs as link operations into slice `instant`. The strategy's
     params carry the threshold, the event-time field it was measured by, the link `mode` and the `exact` flag,
-    and always reserve log version 1 of the new slice for the carry log: the executor, rollback and clean act on
+    and always reserve log version 1 of the new slice for the carry log (and, for an exact plan, the pending
+    instants `exact_blocked` that keep its commit from publishing exact): the executor, rollback and clean act on
     the plan alone, never on the request that produced it. Pure: `instant` must be the compaction's own instant
     time.
     """
     params = {**strategy.params(), MODE_KEY: mode, EXACT_KEY: str(exact).lower(), CARRY_KEY: "true"}
     if event_time_field:
         params[EVENT_TIME_FIELD_PARAM] = event_time_field
+    if exact_blocked:
+        params[EXACT_BLOCKED_PARAM] = ",".join(exact_blocked)
     return CompactionPlan(
         operations=tuple(
             CompactionOperation(

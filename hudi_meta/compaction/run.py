@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_meta.compaction.layout import plan_layout
+from hudi_meta.compaction.plan import exact_blocked_by
 from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.stream import stream_new_base_file, with_file_name
 from hudi_meta.compaction.undo import plan_breakers
@@ -459,7 +460,8 @@ def _commit_metadata(
         caps = [int(d[THRESHOLD_CAP_FIELD]) for d in results if d.get(THRESHOLD_CAP_FIELD) is not None]
         extra[THRESHOLD_KEY] = str(min([ctx.threshold_ms, *caps]))
     if ctx.exact:
-        extra[EXACT_RESULT_KEY] = str(not any(d.get(INEXACT_KEYS_FIELD) for d in results)).lower()
+        exact = not exact_blocked_by(plan) and not any(d.get(INEXACT_KEYS_FIELD) for d in results)
+        extra[EXACT_RESULT_KEY] = str(exact).lower()
     writes = table.timeline.completed_writes()
     schema = table.timeline.commit_metadata(writes[-1]).schema if writes else None
     if schema:

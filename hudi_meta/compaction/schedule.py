@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -14,8 +14,10 @@ from typing import Any
 from sqlalchemy import Connection, Engine, text, update
 
 from hudi_meta.compaction import triggers
+from hudi_meta.compaction.base_stats import base_file_max_event_times
 from hudi_meta.compaction.candidates import candidate_slices
 from hudi_meta.compaction.plan import build_plan
+from hudi_meta.compaction.plan_records import PlannedOperation, SliceInfo
 from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.strategies import (
     CompactionStrategy,
@@ -24,6 +26,7 @@ from hudi_meta.compaction.strategies import (
     Strategy,
     UnBoundedCompactionStrategy,
     achieved_threshold,
+    exact_rewrites,
     plan_operations,
 )
 from hudi_meta.compaction.triggers import Trigger
@@ -288,6 +291,30 @@ def _facts(table: HudiTable, now_ms: int) -> triggers.TriggerFacts:
     )
 
 
+def _base_rewrites(
+    table: HudiTable,
+    slices: Sequence[SliceInfo],
+    operations: Sequence[PlannedOperation],
+    event_time_field: str | None,
+    threshold_ms: int,
+) -> list[PlannedOperation]:
+    """The operations an exact plan adds for base files that may hold records after T, judged by their Parquet
+    footers (read here, outside the pure planner: `strategies.exact_rewrites`)."""
+    planned = {(op.slice.partition, op.slice.file_id) for op in operations}
+    others = [s for s in slices if (s.partition, s.file_id) not in planned]
+    latest = (
+        base_file_max_event_times(table.storage, table.base_path, others, event_time_field) if event_time_field else {}
+    )
+    return exact_rewrites(others, operations, latest, threshold_ms)
+
+
+def _exact_blocked_by(table: HudiTable) -> tuple[str, ...]:
+    """Pending compactions and clusterings: their base files join RO when they commit, whatever an exact plan
+    scheduled now does, so its commit cannot publish exact (`plan.EXACT_BLOCKED_PARAM`)."""
+    tl = table.timeline
+    return tuple(sorted(i.requested_time for i in [*tl.pending_compactions(), *tl.pending_clustering()]))
+
+
 def schedule_compaction(
     engine: Engine, table: HudiTable, request: ScheduleRequest, now_ms: int | None = None
 ) -> ScheduleResult:
@@ -360,7 +387,7 @@ def _schedule_indexed(
         instant = table.new_instant_time()
         strategy = _strategy(request, threshold, props)
         with paused_gc():  # one collector pass after the plan's objects are gone, not many during
-            slices = candidate_slices(engine, table_id, instant)
+            slices = candidate_slices(engine, table_id, instant, with_base_only=request.exact)
             operations = plan_operations(slices, strategy)
             if isinstance(strategy, EventTimeBasedCompactionStrategy):
                 achieved = achieved_threshold(slices, operations, strategy.threshold_ms)
@@ -380,9 +407,12 @@ def _schedule_indexed(
                 threshold = achieved.threshold_ms
                 # the plan records what it achieves
                 strategy = EventTimeBasedCompactionStrategy(threshold_ms=threshold)
+                if request.exact:
+                    operations = [*operations, *_base_rewrites(table, slices, operations, event_time_field, threshold)]
             if not operations:
                 return ScheduleResult(None, "nothing to compact", threshold_ms=threshold)
-            plan = build_plan(operations, strategy, instant, request.mode, request.exact, event_time_field)
+            blocked = _exact_blocked_by(table) if request.exact else ()
+            plan = build_plan(operations, strategy, instant, request.mode, request.exact, event_time_field, blocked)
             timeline = table.timeline_writer()
             timeline.request(Action.COMPACTION, instant, plan.to_bytes())
             record_plan(conn, table_id, instant, plan, PlanState.REQUESTED)

@@ -3,7 +3,7 @@ operations to keep. `EventTimeBasedCompactionStrategy` merges the prefix of log 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hudi_meta.compaction.plan_records import LogFileInfo, PlannedOperation, SliceInfo
@@ -118,6 +118,27 @@ def plan_operations(slices: Sequence[SliceInfo], strategy: CompactionStrategy) -
     """Apply a strategy to the candidate slices."""
     split = strategy.filter_log_files
     return strategy.order_and_filter([PlannedOperation(s, *split(s)) for s in slices])
+
+
+def exact_rewrites(
+    slices: Sequence[SliceInfo],
+    operations: Sequence[PlannedOperation],
+    base_max_event_times: Mapping[tuple[str, str], int | None],
+    threshold_ms: int,
+) -> list[PlannedOperation]:
+    """The operations an exact plan adds so that no base file in RO holds a record after T: each slice it does not
+    compact whose base file may hold one (its latest event time after T, or unknown, or not looked up) is rewritten
+    with nothing merged, its records after T moved to the carry log and its log files linked after it."""
+    planned = {(op.slice.partition, op.slice.file_id) for op in operations}
+    extra = []
+    for s in slices:
+        key = (s.partition, s.file_id)
+        if s.base_file is None or key in planned:
+            continue
+        latest = base_max_event_times.get(key)
+        if latest is None or latest > threshold_ms:
+            extra.append(PlannedOperation(s, (), s.log_files))
+    return extra
 
 
 @dataclass(frozen=True)

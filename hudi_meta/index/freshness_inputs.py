@@ -22,7 +22,12 @@ from hudi_meta.index.states import BlockStatus
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms as current_ms
 
-__all__ = ["completed_compactions", "indexed_freshness", "pending_blocks"]  # completed_compactions: for callers
+__all__ = [
+    "base_file_instants",
+    "completed_compactions",
+    "indexed_freshness",
+    "pending_blocks",
+]  # completed_compactions: for callers
 
 
 def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBlock]:
@@ -88,10 +93,29 @@ def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBloc
     return out
 
 
+def base_file_instants(bind: Engine | Connection, table_id: int) -> list[str]:
+    """The instants of the committed base files on the index (each slice's base instant), for `freshness`'s exact."""
+    g, s = file_group_table, file_slice_table
+    with connected(bind) as conn:
+        rows = conn.execute(
+            select(s.c.base_instant)
+            .distinct()
+            .join(g, g.c.id == s.c.file_group_id)
+            .where(g.c.table_id == table_id, s.c.base_file.is_not(None), s.c.base_committed.is_(True))
+        )
+        return [r[0] for r in rows]
+
+
 def indexed_freshness(engine: Engine, table: HudiTable, now_ms: int | None = None) -> Freshness:
     """Index the table (incrementally), then compute its freshness from the store, as of the files now."""
     indexer = Indexer(engine, table)
     indexer.run()
     assert indexer.table_id is not None
     now = now_ms if now_ms is not None else current_ms()
-    return freshness(completed_compactions(engine, indexer.table_id), pending_blocks(engine, indexer.table_id), now)
+    table_id = indexer.table_id
+    return freshness(
+        completed_compactions(engine, table_id),
+        pending_blocks(engine, table_id),
+        now,
+        base_file_instants(engine, table_id),
+    )

@@ -45,7 +45,7 @@ from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
-from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
+from hudi_meta.index.freshness_inputs import base_file_instants, completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.metadata.compaction import compact_if_necessary
@@ -594,6 +594,7 @@ class ModelTable:
         inexact = {k for c in cuts for k in c.inexact}
         if p.exact:  # the commit says whether RO is exactly the table as of T (design 5)
             assert extra.get(EXACT_RESULT_KEY) == str(not inexact).lower(), (extra.get(EXACT_RESULT_KEY), inexact)
+            self.check_exact(extra.get(EXACT_RESULT_KEY) == "true", int(extra[THRESHOLD_KEY]))
         if recorded is not None:  # the published threshold is what the base files hold
             recorded = min([recorded, *(t for c in cuts for t in c.caps)])
             assert extra.get(THRESHOLD_KEY) == str(recorded), (extra.get(THRESHOLD_KEY), recorded)
@@ -841,9 +842,20 @@ class ModelTable:
         self.check_freshness(indexer.table_id)
 
     def check_freshness(self, table_id: int) -> None:
-        """Freshness from the index (issue 11) keeps the promise against the model (`check_promise`)."""
-        f = freshness(completed_compactions(self.engine, table_id), pending_blocks(self.engine, table_id), 0)
+        """Freshness from the index (issue 11) keeps the promise against the model (`check_promise`, `check_exact`)."""
+        bases = base_file_instants(self.engine, table_id)
+        f = freshness(completed_compactions(self.engine, table_id), pending_blocks(self.engine, table_id), 0, bases)
         self.check_promise(f.compaction_instant, f.threshold_ms, f.watermark_ms)
+        if f.threshold_ms is not None:
+            self.check_exact(f.exact, f.threshold_ms)
+
+    def check_exact(self, exact: bool, threshold_ms: int) -> None:
+        """An exact flag (a commit's or freshness's) is true only while the model's RO holds no record after T
+        (issue 36, item 6). Not the converse: a key the merge rules keep from being exact, or a later base file
+        (counted whatever it holds), makes the flag false with nothing after T in RO."""
+        after = sorted(k for k, v in self.model.read_optimized().items() if v.event_time > threshold_ms)
+        if exact:
+            assert not after, f"exact at {threshold_ms} while RO holds records after it: {after}"
 
     def check_promise(self, instant: str | None, threshold_ms: int | None, watermark_ms: int | None) -> None:
         """A freshness (computed or published) keeps the promise: every key whose current version has an event
