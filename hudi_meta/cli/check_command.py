@@ -21,7 +21,8 @@ EXIT_FINDINGS = 3
 KINDS_HELP = (
     "finds: dangling-link, link-to-link, missing-link, copy-differs, orphan (with its age), plan-input-missing, "
     "uncommitted-link, unsupported-freshness, index-drift, and on a table with a metadata table mdt-unreadable, "
-    "mdt-duplicate-base-file, mdt-lost-base-file, mdt-missing-file, mdt-extra-file, mdt-size-differs, mdt-record-index, mdt-secondary-index, mdt-column-stats, "
+    "mdt-duplicate-base-file, mdt-lost-base-file, mdt-missing-file, mdt-extra-file, mdt-size-differs, "
+    "mdt-record-index, mdt-secondary-index, mdt-column-stats, "
     "mdt-partition-stats. "
     "Exit 0: nothing found; 3: findings; 2: bad input."
 )
