@@ -1,7 +1,7 @@
 """The timeline in the store: instants, compaction plans (with operations and planned links) and table services.
 
-The stored instants are those of the active timeline plus the archived ones; everything else that left the
-timeline leaves the store (see `sync_timeline`).
+The stored instants are those of the active timeline plus the archived ones the store saw; everything else that
+left the timeline leaves the store (see `sync_timeline`, and docs/archival.md section 6 for the archived ones).
 """
 
 from __future__ import annotations
@@ -149,6 +149,7 @@ def archived_not_marked(conn: Connection, table: HudiTable, table_id: int) -> di
 
 
 def stored_instants(conn: Connection, table_id: int) -> dict[str, StoredInstant]:
+    """Requested time -> what the store holds of each instant of `table_id` (the archived mark read once)."""
     t = instant_table
     rows = conn.execute(
         select(t.c.requested_time, t.c.state, t.c.completion_time, t.c.summary).where(t.c.table_id == table_id)
