@@ -5,7 +5,9 @@ Index drift is checked only when a store is given and the table is registered th
 into a throwaway SQLite store; both are compared as `index_fingerprint`s (plain data without row ids or run
 times, archived history left out), so drift means the store no longer says what the files say: files,
 blocks, instants or plans changed since the last `index` run, or an index run went wrong. A table whose
-version or timeline layout changed since it was indexed is one finding (hudi_meta.index.table_format).
+version or timeline layout changed since it was indexed is one finding (hudi_meta.index.table_format). An
+instant archived on the table that the store still holds as active (an `archive` whose index update did not
+run) is a finding of its own, never "gone from the table".
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from hudi_meta.errors import StaleIndexError
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.instants import archived_not_marked
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.registry import event_time_field_of, table_id_of
 from hudi_meta.index.table_format import require_current_index
@@ -181,8 +184,15 @@ def index_drift(engine: Engine, table: HudiTable, fresh: FreshIndex = fresh_fing
         require_current_index(engine, table, table_id)
     except StaleIndexError as e:  # every row differs: one finding, not one per file
         return [Finding(INDEX_DRIFT, PROPERTIES_PATH, str(e))]
-    stored = index_fingerprint(engine, table_id)
-    return drift_findings(stored, fresh(table, event_time_field_of(engine, table_id)))
+    with engine.connect() as conn:  # not "gone from the table": one finding each, compared as if marked
+        moved = archived_not_marked(conn, table, table_id)
+    stored = index_fingerprint(engine, table_id, archived_too=moved)
+    findings = drift_findings(stored, fresh(table, event_time_field_of(engine, table_id)))
+    findings += [
+        Finding(INDEX_DRIFT, time, f"instant archived on the table, {state} in the index (run `hudi-meta index`)")
+        for time, state in sorted(moved.items())
+    ]
+    return sorted(findings, key=lambda f: f.path)
 
 
 def check_table(

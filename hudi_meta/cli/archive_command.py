@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hudi_meta.cli.common import TEXT, Subparsers, add_command, whole
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, reindex_if_registered, whole
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.metadata.integrity import refuse_damaged
 from hudi_meta.table.archival import ArchiveReport, archive_timeline, check_archivable
@@ -56,6 +56,11 @@ def archive_command(args: argparse.Namespace) -> int:
     if failed is not None:
         print(f"hudi-meta: error: {failed.error}; run archive --execute again to finish", file=sys.stderr)
         return 2
+    if args.execute and (report.archived or report.finished):
+        # the store marks the archived instants (a kill before this: `check` names them, `index` marks them)
+        stats = reindex_if_registered(args, table)
+        if stats is not None and not args.json:
+            print(f"metadata store updated: {stats.summary()}")
     return 0
 
 

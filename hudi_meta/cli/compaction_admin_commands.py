@@ -11,23 +11,14 @@ on stderr, nothing written), 3 validate or repair found problems that remain.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
-
-from hudi_meta.cli.common import INSTANT, TEXT, Subparsers, add_command
+from hudi_meta.cli.common import INSTANT, TEXT, Subparsers, add_command, reindex_if_registered
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.compaction.admin import published_threshold, repair, validate
 from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
-from hudi_meta.errors import HudiMetaError, first_line
-from hudi_meta.index.db import resolve_db_url
-from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.registry import table_id_of
-from hudi_meta.index.store import open_store
+from hudi_meta.errors import HudiMetaError
 from hudi_meta.metadata.sync import rollback_hook
 from hudi_meta.table.failed_writes import pending_rollback_of, rollback_failed_write
 from hudi_meta.table.file_actions import FileAction
@@ -106,7 +97,7 @@ def unschedule_command(args: argparse.Namespace) -> int:
         f"{verb} compaction {args.instant}{via}: {deleted} files deleted, {moved} log files moved back",
     )
     if args.execute:
-        _reindex(args, table)
+        reindex_if_registered(args, table)
     return EXIT_FOUND if _failed(report.actions) else 0
 
 
@@ -137,7 +128,7 @@ def rollback_command(args: argparse.Namespace) -> int:
         raise HudiMetaError(f"{args.instant} is a {state.action}: hudi-meta rolls back writes and compactions")
     _print(args, args.instant, report.actions, summary)
     if args.execute:
-        _reindex(args, table)
+        reindex_if_registered(args, table)
     return EXIT_FOUND if _failed(report.actions) else 0
 
 
@@ -169,20 +160,5 @@ def repair_command(args: argparse.Namespace) -> int:
     summary = f"{verb} {args.instant}: {len(report.actions)} steps, {len(unrepaired)} problems left"
     _print(args, args.instant, actions, summary if actions else f"nothing to repair in {args.instant}")
     if args.execute and report.actions:
-        _reindex(args, table)
+        reindex_if_registered(args, table)
     return EXIT_FOUND if _failed(actions) else 0
-
-
-def _reindex(args: argparse.Namespace, table: HudiTable) -> None:
-    """Bring the store up to date if the table is registered there; a store that does not exist is left alone,
-    one that fails is named in a warning (the table's change is done either way)."""
-    url = resolve_db_url(args.db)
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).exists():
-        return
-    try:
-        engine = open_store(args.db)
-        if table_id_of(engine, table.uri) is not None:
-            Indexer(engine, HudiTable.open(args.table)).run()
-    except (HudiMetaError, SQLAlchemyError) as e:
-        print(f"hudi-meta: warning: the metadata store was not updated: {first_line(e)}", file=sys.stderr)

@@ -9,6 +9,7 @@ late-record counts made against an archived compaction's threshold.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -42,10 +43,11 @@ def _knowledge(source: str | None) -> str:
     return "unresolved"
 
 
-def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
+def index_fingerprint(engine: Engine, table_id: int, archived_too: Collection[str] = ()) -> dict[str, list[Row]]:
     """Instants (action, state), file groups, slices, log files, blocks (status, event times and whether they
     are known, none or unknown, late-record counts), plans with their operations, links and cleaned files of
-    `table_id`, each a sorted list of tuples keyed by Hudi names."""
+    `table_id`, each a sorted list of tuples keyed by Hudi names. `archived_too`: instants the caller found
+    archived on the table that the store has not marked yet, left out as the marked ones are."""
     i, g, s = instant_table, file_group_table, file_slice_table
     f, b, k = log_file_table, log_block_table, link_table
     p, o = compaction_plan_table, compaction_operation_table
@@ -54,7 +56,7 @@ def index_fingerprint(engine: Engine, table_id: int) -> dict[str, list[Row]]:
         archived: set[str] = set()
         for r in conn.execute(select(i).where(i.c.table_id == table_id)):
             summary = json.loads(r.summary)
-            if summary.get(ARCHIVED_KEY):
+            if summary.get(ARCHIVED_KEY) or r.requested_time in archived_too:
                 archived.add(r.requested_time)
                 continue
             instants.append(

@@ -1,7 +1,7 @@
 """The timeline in the store: instants, compaction plans (with operations and planned links) and table services.
 
-The stored instants are those of the active timeline plus the archived ones; everything else that left the
-timeline leaves the store (see `sync_timeline`).
+The stored instants are those of the active timeline plus the archived ones the store saw; everything else that
+left the timeline leaves the store (see `sync_timeline`, and docs/archival.md section 6 for the archived ones).
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import posixpath
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, select, update
@@ -85,42 +87,106 @@ def record_plan(conn: Connection, table_id: int, instant: str, plan: CompactionP
     insert_ignore(conn, link_table, links)
 
 
+@dataclass(frozen=True)
+class StoredInstant:
+    """What the store holds of an instant: enough to tell archived from gone."""
+
+    state: str
+    completion_time: str | None
+    archived: bool
+
+
+def archived_or_gone(
+    stored: Mapping[str, StoredInstant],
+    active: Collection[str],
+    first_active: str | None,
+    archive: Callable[[], Mapping[str, str | None]],
+) -> tuple[dict[str, str | None], list[str]]:
+    """Of the stored instants gone from the active timeline: the archived ones (requested -> completion time) and
+    the gone ones. Archived: older than the first active instant (the archiver moves only completed instants
+    older than every one it leaves) and completed in the store, or, when the store saw it pending, completed in
+    the table's archive (`archive`: requested -> completion time, read only then). Anything else left the
+    timeline otherwise (a rolled-back write, an unscheduled plan). Pure but for `archive`."""
+    archived: dict[str, str | None] = {}
+    gone: list[str] = []
+    history: Mapping[str, str | None] | None = None
+    for time, r in sorted(stored.items()):
+        if time in active:
+            continue
+        older = first_active is not None and time < first_active
+        if older and r.state == State.COMPLETED:
+            archived[time] = r.completion_time
+            continue
+        if older:
+            history = archive() if history is None else history
+            if time in history:
+                archived[time] = history[time]
+                continue
+        gone.append(time)
+    return archived, gone
+
+
+def archive_completions(table: HudiTable) -> dict[str, str | None]:
+    """Requested -> completion time of the table's archived instants, as the store holds a completed instant's:
+    none on timeline layout 1, whose file names carry no completion time."""
+    layout2 = table.config.timeline_layout >= 2
+    return {time: completion if layout2 else None for time, (completion, _) in table.archived.items()}
+
+
+def timeline_archival(table: HudiTable, stored: Mapping[str, StoredInstant]) -> tuple[dict[str, str | None], list[str]]:
+    """`archived_or_gone` of the stored instants against the table's active timeline and archive."""
+    tl = table.timeline
+    on_disk = {i.requested_time for i in tl.instants}
+    return archived_or_gone(stored, on_disk, tl.first_instant_time, lambda: archive_completions(table))
+
+
+def archived_not_marked(conn: Connection, table: HudiTable, table_id: int) -> dict[str, str]:
+    """Instants archival moved off the table's active timeline that the store holds as active (an `archive`
+    whose index update did not run): requested time -> their state in the store. The next index run marks them."""
+    stored = stored_instants(conn, table_id)
+    found, _ = timeline_archival(table, stored)
+    return {time: stored[time].state for time in found if not stored[time].archived}
+
+
+def stored_instants(conn: Connection, table_id: int) -> dict[str, StoredInstant]:
+    """Requested time -> what the store holds of each instant of `table_id` (the archived mark read once)."""
+    t = instant_table
+    rows = conn.execute(
+        select(t.c.requested_time, t.c.state, t.c.completion_time, t.c.summary).where(t.c.table_id == table_id)
+    )
+    return {
+        r.requested_time: StoredInstant(r.state, r.completion_time, bool(json.loads(r.summary).get(ARCHIVED_KEY)))
+        for r in rows
+    }
+
+
+def _mark_archived(conn: Connection, table_id: int, time: str, completion: str | None) -> None:
+    """Completed (at its archived completion time when the store saw it pending), `"archived": true`."""
+    t = instant_table
+    where = (t.c.table_id == table_id, t.c.requested_time == time)
+    summary = json.loads(conn.execute(select(t.c.summary).where(*where)).scalar_one())
+    summary[ARCHIVED_KEY] = True
+    values = {"summary": json.dumps(summary), "state": State.COMPLETED, "completion_time": completion}
+    conn.execute(update(t).where(*where).values(**values))
+
+
 def sync_timeline(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats) -> None:
     """Make the stored instants those of the active timeline, plus the archived ones; then plans and services.
 
-    An instant gone from the timeline is archived when the store saw it completed and it is older than the
-    first active instant (the archiver moves only completed instants older than every pending one): it
-    stays, completed, with `"archived": true` in its summary. Any other instant that is gone (a failed write
-    rolled back, an unscheduled plan) leaves the store.
+    An instant gone from the timeline that archival moved (`archived_or_gone`) stays, completed, with
+    `"archived": true` in its summary (counted in `instants_archived` when this run marks it). Any other
+    instant that is gone (a failed write rolled back, an unscheduled plan) leaves the store.
     """
     tl = table.timeline
     t = instant_table
-    first = tl.first_instant_time
     with engine.begin() as conn:
-        known = {
-            r.requested_time: r
-            for r in conn.execute(
-                select(t.c.requested_time, t.c.state, t.c.completion_time, t.c.summary).where(t.c.table_id == table_id)
-            )
-        }
-        on_disk = {i.requested_time for i in tl.instants}
-        archived: set[str] = set()
-        gone: list[str] = []
-        for time, r in known.items():
-            if time in on_disk:
-                continue
-            if r.state == State.COMPLETED and first is not None and time < first:
-                archived.add(time)
-                summary = json.loads(r.summary)
-                if not summary.get(ARCHIVED_KEY):
-                    summary[ARCHIVED_KEY] = True
-                    conn.execute(
-                        update(t)
-                        .where(t.c.table_id == table_id, t.c.requested_time == time)
-                        .values(summary=json.dumps(summary))
-                    )
-            else:
-                gone.append(time)
+        stored = stored_instants(conn, table_id)
+        found, gone = timeline_archival(table, stored)
+        for time, completion in found.items():
+            if not stored[time].archived:
+                _mark_archived(conn, table_id, time, completion)
+                stats.instants_archived += 1
+        archived = set(found)
         for part in chunks(gone, 500):
             conn.execute(delete(t).where(t.c.table_id == table_id, t.c.requested_time.in_(part)))
         stats.instants_removed += len(gone)
@@ -134,11 +200,11 @@ def sync_timeline(engine: Engine, table: HudiTable, table_id: int, stats: IndexR
                 "completion_time": instant.completion_time,
                 "is_compaction": tl.is_compaction(instant.requested_time),
             }
-            old = known.get(instant.requested_time)
-            if (
-                old is not None
-                and (old.state, old.completion_time) == (state, instant.completion_time)
-                and not json.loads(old.summary).get(ARCHIVED_KEY)
+            old = stored.get(instant.requested_time)
+            if old is not None and (old.state, old.completion_time, old.archived) == (
+                state,
+                instant.completion_time,
+                False,
             ):
                 continue
             row["summary"] = json.dumps(commit_summary(table, instant))
@@ -168,7 +234,10 @@ def _sync_plans(conn: Connection, table: HudiTable, table_id: int, archived: set
         r.instant: (r.id, r.state)
         for r in conn.execute(select(p.c.instant, p.c.id, p.c.state).where(p.c.table_id == table_id))
     }
-    for instant_time, (plan_id, _) in known.items():
+    for instant_time, (plan_id, plan_state) in known.items():
+        if instant_time in archived and plan_state != PlanState.COMPLETED:  # completed after the store saw it
+            now = dt.datetime.now(dt.UTC)
+            conn.execute(update(p).where(p.c.id == plan_id).values(state=PlanState.COMPLETED, completed_at=now))
         if instant_time in tl.compaction_instants or instant_time in archived:
             continue
         conn.execute(delete(o).where(o.c.plan_id == plan_id))

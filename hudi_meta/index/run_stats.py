@@ -9,6 +9,7 @@ from dataclasses import dataclass
 class IndexRunStats:
     instants_added: int = 0
     instants_updated: int = 0
+    instants_archived: int = 0
     instants_removed: int = 0
     log_files_added: int = 0
     log_files_scanned: int = 0

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from sqlalchemy import Engine, delete, update
+from sqlalchemy import Engine, delete, select, update
 
 from hudi_meta.demo.synthetic import SyntheticSpec, write_synthetic_table
 from hudi_meta.format.block_content import decode_data_block
@@ -20,15 +20,19 @@ from hudi_meta.index import files
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
-from hudi_meta.index.models import log_block_table, log_file_table
+from hudi_meta.index.models import instant_table, log_block_table, log_file_table
 from hudi_meta.index.queries import block_rows, slice_rows, timeline_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.storage import LocalStorage
+from hudi_meta.table.archival import archive_timeline
+from hudi_meta.table.archival_plan import ArchivalSettings
 from hudi_meta.table.event_time import to_epoch_ms
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import WriteClient
 from tests.conftest import table_zips
+from tests.table.test_archival import write_table
+from tests.table.test_writer import batch
 
 EVENT_FIELDS = ("ts", "txn_datetime", "timestampField")
 
@@ -239,3 +243,45 @@ def test_a_racing_indexer_reports_only_the_blocks_it_added(
     rows = block_rows(engine, _table_id(engine, HudiTable.open(path)))
     assert len(rows) == len({(r["file"], r["offset"]) for r in rows}) == spec.total_blocks
     engine.dispose()
+
+
+# ---- archived instants (docs/archival.md section 6) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_a_write_the_store_saw_pending_then_archived_stays_completed(
+    tmp_path: Path, sqlite_url: str, version: int
+) -> None:
+    """The store indexes a write while it is in flight; it completes, and archival moves it before the next index
+    run. It stays, completed at the archive's completion time, archived; not removed as a failed write."""
+    upgrade(sqlite_url)
+    archive_store = make_engine(sqlite_url)
+    table = write_table(tmp_path / "t", version=version, writes=2)
+    fid = next(fg.file_id for fg in table.file_groups() if fg.partition == "region=eu")
+    w = WriteClient(table)
+    pending = w.begin()
+    w.append_log("region=eu", fid, batch("eu", [1], 5_000))
+    Indexer(archive_store, HudiTable.open(table.base_path)).run()
+    known = {i.requested_time for i in HudiTable.open(table.base_path).timeline.instants}
+    w.commit()
+    for k in range(4):
+        w = WriteClient(table)
+        w.begin()
+        w.append_log("region=eu", fid, batch("eu", [k], 6_000 + k))
+        w.commit()
+    report = archive_timeline(HudiTable.open(table.base_path), dry_run=False, settings=ArchivalSettings(2, 3))
+    assert pending in {i.instant for i in report.archived}
+    after = HudiTable.open(table.base_path)
+    stats = Indexer(archive_store, after).run()
+    table_id = table_id_of(archive_store, after.uri)
+    assert table_id is not None
+    it = instant_table
+    with archive_store.connect() as conn:
+        rows = conn.execute(select(it.c.requested_time, it.c.state, it.c.completion_time, it.c.summary)).all()
+    got = {r[0]: (r[1], r[2], bool(json.loads(r[3]).get("archived"))) for r in rows}
+    completion = after.archived[pending][0] if version == 9 else None  # layout 1 names no completion time
+    assert got[pending] == ("completed", completion, True)
+    moved = {i.instant for i in report.archived}
+    assert {t for t, (_, _, archived) in got.items() if archived} == known & moved  # the unseen are not added
+    assert vars(stats)["instants_archived"] == len(known & moved) == 3 and stats.instants_removed == 0
+    archive_store.dispose()

@@ -47,7 +47,9 @@ from hudi_meta.index.db import make_engine
 from hudi_meta.index.fingerprint import index_fingerprint
 from hudi_meta.index.freshness_inputs import base_file_instants, completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.instants import archived_not_marked, stored_instants
 from hudi_meta.index.migrate import upgrade
+from hudi_meta.index.registry import table_id_of
 from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.crash import set_crash_hook as set_mdt_crash_hook
 from hudi_meta.metadata.init import create_metadata_table
@@ -744,6 +746,7 @@ class ModelTable:
         times = sorted(i.instant for i in report.archived)
         self.archived = self.archived or bool(times)
         self.log.append(f"archive {times}")
+        self.index_after_archive(times)
         return times
 
     # ---- another writer's metadata table (issue 36) ----------------------------------------------------
@@ -816,6 +819,24 @@ class ModelTable:
             assert _tree(self.path) == {**before, str(path.relative_to(self.path)): _digest(bytes(damaged))}
         finally:
             path.write_bytes(good)
+
+    def index_after_archive(self, times: list[str]) -> None:
+        """What `archive --execute` does next (docs/archival.md section 6): before it, `check` names every archived
+        instant the store holds as active as archived (never gone); the index run marks each of them, says so, and
+        keeps each, completed and archived."""
+        table_id = table_id_of(self.engine, self.table.uri)
+        if table_id is None:
+            return
+        with self.engine.connect() as conn:
+            stored = stored_instants(conn, table_id)
+            unmarked = {t for t in times if t in stored and not stored[t].archived}
+            assert set(archived_not_marked(conn, self.table, table_id)) == unmarked, self.log
+        stats = Indexer(self.engine, self.table).run()
+        assert stats.instants_archived == len(unmarked), (stats, self.log)  # removals: failed writes rolled back
+        with self.engine.connect() as conn:
+            after = stored_instants(conn, table_id)
+        assert all(after[t].archived and after[t].state == "completed" for t in times if t in stored), self.log
+        self.log.append("index")
 
     def index(self) -> None:
         Indexer(self.engine, self.table).run()
