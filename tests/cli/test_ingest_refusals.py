@@ -74,7 +74,7 @@ def test_a_table_the_writer_cannot_write_is_refused_before_spark(
         ({"hoodie.index.type": "SIMPLE"}, "hoodie.index.type=SIMPLE"),
         ({"hoodie.index.bucket.engine": "CONSISTENT_HASHING"}, "hoodie.index.bucket.engine=CONSISTENT_HASHING"),
         ({"hoodie.table.base.file.format": "ORC"}, "only PARQUET is supported"),
-        ({"hoodie.table.metadata.partitions": "files"}, "metadata table partition 'files'"),  # none on storage
+        ({"hoodie.table.metadata.partitions": "files"}, "hoodie.table.metadata.partitions=files), but"),  # no MDT
     ],
 )
 def test_a_bucket_table_with_a_setting_the_writer_does_not_keep_is_refused(
