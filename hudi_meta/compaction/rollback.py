@@ -60,23 +60,7 @@ def rollback_compaction(
     tl = table.timeline
     existing = pending_rollback_of(table, target)
     state = tl.instant(target)
-    if existing is None:
-        if state is None:
-            raise HudiMetaError(f"no instant {target} on {table.base_path}")
-        if not tl.is_compaction(target):
-            raise HudiMetaError(f"{target} is a {state.action}, not a compaction")
-        if state.state == State.REQUESTED and not never_ran:
-            raise HudiMetaError(
-                f"compaction {target} is only requested (it never ran): take it back with "
-                f"`hudi-meta compaction unschedule {table.base_path} {target}`"
-            )
-    is_completed = state is not None and state.is_completed
-    if is_completed and not completed:
-        raise CompletedCompactionError(
-            f"compaction {target} is completed: rolling it back deletes its base files and moves the published "
-            "freshness back to the compaction before it; pass --completed-compaction to do that"
-        )
-    refuse_pending_writes(table, f"rolling back compaction {target}")
+    is_completed = _refuse_unless_rollable(table, target, state, existing is not None, completed, never_ran)
     plan = _plan_if_present(table, target) if state is not None else None
     if is_completed and plan is not None:
         check_rollback_of_completed(table, plan, target)
@@ -111,15 +95,7 @@ def rollback_compaction(
         refuse_pending_writes(table, f"finishing the rollback of compaction {target}")
 
     execute_undo(table, plan, steps, report.actions, still_no_writer)
-    per_partition: dict[str, RollbackPartitionMetadata] = {}
-    for req in rollback_plan.rollback_requests:
-        meta = per_partition.get(req.partition_path, RollbackPartitionMetadata(partition_path=req.partition_path))
-        paths = tuple(f"{req.partition_path}/{n}" if req.partition_path else n for n in req.files_to_be_deleted)
-        per_partition[req.partition_path] = RollbackPartitionMetadata(
-            partition_path=req.partition_path, success_delete_files=(*meta.success_delete_files, *paths)
-        )
-    info = rollback_plan.instant_to_rollback or InstantInfo(target, Action.COMPACTION)
-    metadata = RollbackMetadata.of_one(rollback_time, int((time.monotonic() - started) * 1000), info, per_partition)
+    metadata = _rollback_metadata(rollback_plan, target, rollback_time, int((time.monotonic() - started) * 1000))
     with table_lock(table.storage, table.meta_path, table.config.props, f"complete rollback {rollback_time}"):
         if sync is not None:
             # where log files may have moved: the plan's partitions (every partition once the plan is gone)
@@ -141,6 +117,46 @@ def rollback_compaction(
     report.actions.append(FileAction("write_instant", done_path, True))
     table.reload()
     return report
+
+
+def _refuse_unless_rollable(
+    table: HudiTable, target: str, state: Instant | None, resuming: bool, completed: bool, never_ran: bool
+) -> bool:
+    """Raise unless compaction `target` (`state`: its instant on the timeline) may be rolled back (see
+    `rollback_compaction`); whether it completed. `resuming`: a rollback of it is already pending, so the
+    instant may be gone already."""
+    if not resuming:
+        if state is None:
+            raise HudiMetaError(f"no instant {target} on {table.base_path}")
+        if not table.timeline.is_compaction(target):
+            raise HudiMetaError(f"{target} is a {state.action}, not a compaction")
+        if state.state == State.REQUESTED and not never_ran:
+            raise HudiMetaError(
+                f"compaction {target} is only requested (it never ran): take it back with "
+                f"`hudi-meta compaction unschedule {table.base_path} {target}`"
+            )
+    is_completed = state is not None and state.is_completed
+    if is_completed and not completed:
+        raise CompletedCompactionError(
+            f"compaction {target} is completed: rolling it back deletes its base files and moves the published "
+            "freshness back to the compaction before it; pass --completed-compaction to do that"
+        )
+    refuse_pending_writes(table, f"rolling back compaction {target}")
+    return is_completed
+
+
+def _rollback_metadata(plan: RollbackPlan, target: str, rollback_time: str, time_taken_ms: int) -> RollbackMetadata:
+    """The completed rollback's metadata: every file the plan named, deleted, grouped by partition (paths
+    relative to the table, as the plan records them)."""
+    per_partition: dict[str, RollbackPartitionMetadata] = {}
+    for req in plan.rollback_requests:
+        meta = per_partition.get(req.partition_path, RollbackPartitionMetadata(partition_path=req.partition_path))
+        paths = tuple(f"{req.partition_path}/{n}" if req.partition_path else n for n in req.files_to_be_deleted)
+        per_partition[req.partition_path] = RollbackPartitionMetadata(
+            partition_path=req.partition_path, success_delete_files=(*meta.success_delete_files, *paths)
+        )
+    info = plan.instant_to_rollback or InstantInfo(target, Action.COMPACTION)
+    return RollbackMetadata.of_one(rollback_time, time_taken_ms, info, per_partition)
 
 
 def _plan_if_present(table: HudiTable, target: str) -> CompactionPlan | None:

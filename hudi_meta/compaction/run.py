@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_meta.compaction.layout import plan_layout
+from hudi_meta.compaction.layout import SliceLayout, plan_layout
 from hudi_meta.compaction.plan import exact_blocked_by
 from hudi_meta.compaction.preconditions import check_compactable
 from hudi_meta.compaction.stream import stream_new_base_file, with_file_name
@@ -108,8 +108,12 @@ class CompactionContext:
         return storage_for(self.base_uri or self.base_path, self.storage_options)[0]
 
     def __call__(self, op: CompactionOperation) -> dict[str, Any]:
-        stat, inexact_keys, cap = compact_operation(self, op)
-        return {**stat.to_dict(), INEXACT_KEYS_FIELD: inexact_keys, THRESHOLD_CAP_FIELD: cap}
+        result = compact_operation(self, op)
+        return {
+            **result.stat.to_dict(),
+            INEXACT_KEYS_FIELD: result.inexact_keys,
+            THRESHOLD_CAP_FIELD: result.threshold_cap_ms,
+        }
 
     def committed(self, instant: str) -> bool:
         """Blocks of the log files that stay: committed when the run started (later ones too)."""
@@ -129,9 +133,18 @@ class CompactionContext:
         return instant < self.instant and is_committed(instant, self.completed, self.first_active_instant)
 
 
-def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[WriteStat, int, int | None]:
-    """Run one operation: the new base file and the carry log (compaction/layout.py). Returns its write stat,
-    the number of keys exact mode could not make exact, and the threshold the slice supports when below T.
+@dataclass(frozen=True)
+class OperationResult:
+    """What one operation reports to the driver: its write stat, the number of keys exact mode could not make
+    exact, and the threshold the slice supports when below T (None when it supports T)."""
+
+    stat: WriteStat
+    inexact_keys: int
+    threshold_cap_ms: int | None
+
+
+def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> OperationResult:
+    """Run one operation: the new base file and the carry log (compaction/layout.py).
 
     Links are not made here: the driver makes them right before the commit (see `run_compaction`)."""
     storage = ctx.storage()
@@ -158,17 +171,7 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
         rest = read_slice_records(storage, ctx.base_path, None, rest_files, spec, ctx.committed, schema=logs.schema)
     name = BaseFileName(op.file_id, UNKNOWN_WRITE_TOKEN, ctx.instant).name
     path = posixpath.join(directory, name)
-    # an earlier attempt's base file and carry log are rewritten, not reused: writes appended into the slice
-    # since then can change the layout that keeps the snapshot (no reader reads them before the commit)
-    carry_path = posixpath.join(directory, carry_log_name(op.file_id, ctx.instant))
-    if storage.exists(carry_path):
-        if not written_only_by(storage, carry_path, ctx.instant):  # a writer that did not know the plan took it
-            raise HudiMetaError(
-                f"{carry_path} holds another write's blocks: run the compaction again (it is taken back)"
-            )
-        storage.delete(carry_path)
-    if storage.exists(path):
-        storage.delete(path)
+    _clear_earlier_attempt(ctx, storage, directory, op, path)
     num_writes = None
     if base_file is not None and not ctx.exact and logs.schema is not None:  # a plain merge, nothing carried
         num_writes = stream_new_base_file(storage, base_file, logs, rest, spec, path)
@@ -177,26 +180,7 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
         if base is not None and logs.schema is not None:
             base = conform(base, logs.schema)
         records = SliceRecords(logs.schema, base, logs.log_rows, logs.parts, logs.log_keys, spec)
-        layout = plan_layout(
-            records,
-            rest,
-            spec,
-            partition,
-            exact=ctx.exact,
-            carry_allowed=ctx.carry,
-            event_time_field=ctx.event_time_field,
-            threshold_ms=ctx.threshold_ms,
-            instant_zone=timeline_zone(ctx.props.get(TIMELINE_TIMEZONE, "LOCAL")),
-        )
-        if layout.inexact_keys:
-            log.warning(
-                "compaction %s, file group %s: %d keys are not exact (the version as of T cannot sit under the "
-                "later ones by the table's merge rules): %s",
-                ctx.instant,
-                op.file_id,
-                len(layout.inexact_keys),
-                ", ".join(layout.inexact_keys[:5]),
-            )
+        layout = _slice_layout(ctx, op, records, rest, spec, partition)
         held = layout.held if layout.held is not None else layout.carry.schema.empty_table()
         if layout.carry.num_rows or layout.carry_deletes or held.num_rows or layout.held_deletes:
             groups = ((held, layout.held_deletes), (layout.carry, layout.carry_deletes))
@@ -208,15 +192,70 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
     else:
         inexact, cap = 0, None
     _crash_point("after-base-file")
-    size = storage.size(path)
-    stat = WriteStat(
+    stat = _write_stat(op, rel(name), num_writes, storage.size(path), stats)
+    return OperationResult(stat, inexact, cap)
+
+
+def _clear_earlier_attempt(
+    ctx: CompactionContext, storage: Storage, directory: str, op: CompactionOperation, path: str
+) -> None:
+    """Delete an earlier attempt's base file and carry log: they are rewritten, not reused, as writes appended
+    into the slice since then can change the layout that keeps the snapshot (no reader reads them before the
+    commit). A carry log holding another write's blocks is refused: a writer that did not know the plan took it."""
+    carry_path = posixpath.join(directory, carry_log_name(op.file_id, ctx.instant))
+    if storage.exists(carry_path):
+        if not written_only_by(storage, carry_path, ctx.instant):
+            raise HudiMetaError(
+                f"{carry_path} holds another write's blocks: run the compaction again (it is taken back)"
+            )
+        storage.delete(carry_path)
+    if storage.exists(path):
+        storage.delete(path)
+
+
+def _slice_layout(
+    ctx: CompactionContext,
+    op: CompactionOperation,
+    records: SliceRecords,
+    rest: SliceRecords | None,
+    spec: MergeSpec,
+    partition: str,
+) -> SliceLayout:
+    """The slice's new base file and carry log by the plan's settings; keys it could not make exact are
+    logged (the version as of T cannot sit under the later ones by the table's merge rules)."""
+    layout = plan_layout(
+        records,
+        rest,
+        spec,
+        partition,
+        exact=ctx.exact,
+        carry_allowed=ctx.carry,
+        event_time_field=ctx.event_time_field,
+        threshold_ms=ctx.threshold_ms,
+        instant_zone=timeline_zone(ctx.props.get(TIMELINE_TIMEZONE, "LOCAL")),
+    )
+    if layout.inexact_keys:
+        log.warning(
+            "compaction %s, file group %s: %d keys are not exact (the version as of T cannot sit under the "
+            "later ones by the table's merge rules): %s",
+            ctx.instant,
+            op.file_id,
+            len(layout.inexact_keys),
+            ", ".join(layout.inexact_keys[:5]),
+        )
+    return layout
+
+
+def _write_stat(op: CompactionOperation, path: str, num_writes: int, size: int, stats: ReadStats) -> WriteStat:
+    """The operation's write stat as Hudi's commit metadata holds it: the new base file and what the merge read."""
+    return WriteStat(
         file_id=op.file_id,
-        path=rel(name),
+        path=path,
         prev_commit=op.base_instant_time or "null",
         num_writes=num_writes,
         num_update_writes=stats.log_records,
         total_write_bytes=size,
-        partition_path=partition,
+        partition_path=op.partition_path or "",
         total_log_records=stats.log_records + stats.log_deletes,
         total_log_files_compacted=len(op.delta_file_paths),
         total_log_size_compacted=int(op.metrics.get("TOTAL_LOG_FILES_SIZE", 0)),
@@ -226,7 +265,6 @@ def compact_operation(ctx: CompactionContext, op: CompactionOperation) -> tuple[
         total_rollback_blocks=stats.rollback_blocks,
         file_size_in_bytes=size,
     )
-    return stat, inexact, cap
 
 
 def order_sensitive(spec: MergeSpec) -> bool:

@@ -202,11 +202,6 @@ def _field_to_arrow(field: dict[str, Any], names: _Names, namespace: str) -> pa.
     return pa.field(field["name"], dtype, nullable=_nullable_avro(field["type"]) or pa.types.is_null(dtype))
 
 
-def avro_to_arrow_type(schema: AvroSchema, names: dict[str, AvroSchema] | None = None) -> pa.DataType:
-    """The Arrow type of an Avro schema (see the module docstring for the mapping)."""
-    return _to_arrow(schema, _Names({} if names is None else names, set()), "")
-
-
 @lru_cache(maxsize=256)
 def arrow_schema_from_avro_json(schema_json: str) -> pa.Schema:
     """The Arrow schema of a record schema given as JSON (cached: headers repeat the same schema).

@@ -620,6 +620,72 @@ def _root_index_payload(entries: Iterable[tuple[int, int, bytes]]) -> bytes:
     return b"".join(_INDEX_ENTRY_HEAD.pack(o, s) + hadoop_vint(len(k)) + k for o, s, k in entries)
 
 
+@dataclass
+class _DataBlocks:
+    """What the data blocks written tell the rest of the file: the root index entries (offset, size, first
+    key), and the cell count, key and value totals and last key that the file info and trailer record."""
+
+    index: list[tuple[int, int, bytes]] = field(default_factory=list)
+    count: int = 0
+    key_total: int = 0
+    value_total: int = 0
+    last_key: bytes = b""
+
+
+def _write_data_blocks(out: _BlockWriter, cells: Iterable[tuple[str | bytes, bytes]], block_size: int) -> _DataBlocks:
+    """Write `cells` as data blocks, each closed once it holds `block_size` uncompressed bytes or more (HBase's
+    rule), after checking the keys ascend strictly and fit an HFile row."""
+    data = _DataBlocks()
+    block: list[bytes] = []
+    block_bytes = 0
+    first_key = b""
+    previous: bytes | None = None
+
+    def flush() -> None:
+        nonlocal block, block_bytes
+        if block:
+            offset, size = out.write(DATA_MAGIC, b"".join(block))
+            data.index.append((offset, size, first_key))
+            block, block_bytes = [], 0
+
+    for raw_key, value in cells:
+        row = _as_bytes(raw_key)
+        if previous is not None and row <= previous:
+            raise ValueError(f"HFile keys must be strictly ascending: {row!r} after {previous!r}")
+        if len(row) > 0x7FFF:
+            raise ValueError(f"row key of {len(row)} bytes: longer than an HFile row may be")
+        previous = row
+        if block_bytes >= block_size:
+            flush()
+        key = full_key(row)
+        if not block:
+            first_key = key
+        block.append(_KV_LENGTHS.pack(len(key), len(value)) + key + value + b"\x00")
+        block_bytes += 8 + len(key) + len(value) + 1
+        data.last_key = key
+        data.count += 1
+        data.key_total += len(key)
+        data.value_total += len(value)
+    flush()
+    return data
+
+
+def _with_standard_file_info(
+    file_info: Mapping[bytes, bytes] | None, data: _DataBlocks, create_time_ms: int
+) -> dict[bytes, bytes]:
+    """`file_info` plus the entries every HFile has (key-value version, memstore timestamp, average key and
+    value lengths, creation time, and the last key when there are cells)."""
+    info = dict(file_info or {})
+    info[KEY_VALUE_VERSION] = struct.pack(">i", KEY_VALUE_VERSION_WITH_MVCC)
+    info[MAX_MEMSTORE_TS_KEY] = struct.pack(">q", 0)
+    info[AVG_KEY_LEN] = struct.pack(">i", data.key_total // data.count if data.count else 0)
+    info[AVG_VALUE_LEN] = struct.pack(">i", data.value_total // data.count if data.count else 0)
+    info[CREATE_TIME_TS] = struct.pack(">q", create_time_ms)
+    if data.count:
+        info[LAST_KEY] = data.last_key
+    return info
+
+
 def write_hfile(
     cells: Iterable[tuple[str | bytes, bytes]],
     *,
@@ -637,39 +703,8 @@ def write_hfile(
     `meta_blocks` (e.g. Hudi's `bloomFilter`) is one meta block. Raises ValueError for unsorted or duplicate keys.
     """
     out = _BlockWriter(codec, checksum)
-    index: list[tuple[int, int, bytes]] = []
-    block: list[bytes] = []
-    block_bytes = 0
-    first_key = last_key = b""
-    previous: bytes | None = None
-    count = key_total = value_total = 0
-
-    def flush() -> None:
-        nonlocal block, block_bytes
-        if block:
-            offset, size = out.write(DATA_MAGIC, b"".join(block))
-            index.append((offset, size, first_key))
-            block, block_bytes = [], 0
-
-    for raw_key, value in cells:
-        row = _as_bytes(raw_key)
-        if previous is not None and row <= previous:
-            raise ValueError(f"HFile keys must be strictly ascending: {row!r} after {previous!r}")
-        if len(row) > 0x7FFF:
-            raise ValueError(f"row key of {len(row)} bytes: longer than an HFile row may be")
-        previous = row
-        if block_bytes >= block_size:
-            flush()
-        key = full_key(row)
-        if not block:
-            first_key = key
-        block.append(_KV_LENGTHS.pack(len(key), len(value)) + key + value + b"\x00")
-        block_bytes += 8 + len(key) + len(value) + 1
-        last_key = key
-        count += 1
-        key_total += len(key)
-        value_total += len(value)
-    flush()
+    data = _write_data_blocks(out, cells, block_size)
+    index = data.index
     first_data = index[0][0] if index else -1
     last_data = index[-1][0] if index else -1  # HBase writes -1 for a file without data blocks
 
@@ -681,14 +716,7 @@ def write_hfile(
     root_payload = _root_index_payload(index)
     root_offset, _ = out.write(ROOT_INDEX_MAGIC, root_payload)
     out.write(ROOT_INDEX_MAGIC, _root_index_payload(metas))
-    info = dict(file_info or {})
-    info[KEY_VALUE_VERSION] = struct.pack(">i", KEY_VALUE_VERSION_WITH_MVCC)
-    info[MAX_MEMSTORE_TS_KEY] = struct.pack(">q", 0)
-    info[AVG_KEY_LEN] = struct.pack(">i", key_total // count if count else 0)
-    info[AVG_VALUE_LEN] = struct.pack(">i", value_total // count if count else 0)
-    info[CREATE_TIME_TS] = struct.pack(">q", create_time_ms)
-    if count:
-        info[LAST_KEY] = last_key
+    info = _with_standard_file_info(file_info, data, create_time_ms)
     info_offset, _ = out.write(FILE_INFO_MAGIC, _encode_file_info(info))
     trailer = Trailer(
         file_info_offset=info_offset,
@@ -698,7 +726,7 @@ def write_hfile(
         total_uncompressed_bytes=out.total_uncompressed - HEADER_SIZE - len(root_payload) + TRAILER_SIZE,
         data_index_count=len(index),
         meta_index_count=len(metas),
-        entry_count=count,
+        entry_count=data.count,
         num_data_index_levels=1,
         first_data_block_offset=first_data,
         last_data_block_offset=last_data,

@@ -399,14 +399,7 @@ class FileGroupRow:
 def file_groups(conn: Connection, table_id: int, page: Page, partition: str | None = None) -> Listing:
     """File groups by partition and id, each with its slices (newest first): base file, log files with their
     min event time, links with their targets."""
-    g, s, f, b, k, p = (
-        file_group_table,
-        file_slice_table,
-        log_file_table,
-        log_block_table,
-        link_table,
-        compaction_plan_table,
-    )
+    g, s, f, p = file_group_table, file_slice_table, log_file_table, compaction_plan_table
     query = select(g).where(g.c.table_id == table_id)
     if partition is not None:
         query = query.where(g.c.partition_path == partition)
@@ -421,6 +414,21 @@ def file_groups(conn: Connection, table_id: int, page: Page, partition: str | No
     pending = set(
         conn.execute(select(p.c.instant).where(p.c.table_id == table_id, p.c.state.in_(PENDING_PLAN_STATES))).scalars()
     )
+    links = _links_of(conn, table_id, files)
+    physical_ids = _physical_ids(conn, table_id, files, links)
+    files_of = _log_file_rows(files, links, physical_ids, _block_stats(conn, set(physical_ids.values())))
+    slices_of: dict[int, list[SliceRow]] = defaultdict(list)
+    for r in slices:
+        slices_of[r.file_group_id].append(
+            SliceRow(r.base_instant, r.base_file, r.base_committed, r.base_instant in pending, files_of.get(r.id, []))
+        )
+    items = [FileGroupRow(r.partition_path, r.file_id, r.replaced, slices_of.get(r.id, [])) for r in groups]
+    return Listing(items, total, page)
+
+
+def _links_of(conn: Connection, table_id: int, files: Sequence[Any]) -> dict[tuple[str, str], Any]:
+    """(partition, link name) -> link row of the shown log files that are links (queried a partition at a time)."""
+    k = link_table
     by_partition: dict[str, set[str]] = defaultdict(set)
     for r in files:
         by_partition[r.partition_path].add(r.name)
@@ -430,7 +438,15 @@ def file_groups(conn: Connection, table_id: int, page: Page, partition: str | No
             select(k).where(k.c.table_id == table_id, k.c.partition_path == part, k.c.link_name.in_(sorted(names)))
         ):
             links[(part, r.link_name)] = r
-    # a link's blocks are indexed under its physical file
+    return links
+
+
+def _physical_ids(
+    conn: Connection, table_id: int, files: Sequence[Any], links: dict[tuple[str, str], Any]
+) -> dict[tuple[str, str], int]:
+    """(partition, name) -> log file id of the shown files and of the links' targets, which may sit in another
+    slice: a link's blocks are indexed under its physical file."""
+    f = log_file_table
     physical_ids = {(r.partition_path, r.name): r.id for r in files}
     wanted: dict[tuple[str, str], None] = {}
     for r in files:
@@ -443,7 +459,13 @@ def file_groups(conn: Connection, table_id: int, page: Page, partition: str | No
             select(f.c.id, f.c.name).where(f.c.table_id == table_id, f.c.partition_path == part, f.c.name.in_(targets))
         ):
             physical_ids[(part, r.name)] = r.id
-    stats = {
+    return physical_ids
+
+
+def _block_stats(conn: Connection, log_file_ids: set[int]) -> dict[int, Any]:
+    """Log file id -> (min event time, blocks, records) of its committed blocks."""
+    b = log_block_table
+    return {
         r.log_file_id: r
         for r in conn.execute(
             select(
@@ -452,10 +474,19 @@ def file_groups(conn: Connection, table_id: int, page: Page, partition: str | No
                 func.count().label("blocks"),
                 func.coalesce(func.sum(b.c.record_count), 0).label("records"),
             )
-            .where(b.c.log_file_id.in_(sorted(set(physical_ids.values()))), b.c.status == BlockStatus.COMMITTED)
+            .where(b.c.log_file_id.in_(sorted(log_file_ids)), b.c.status == BlockStatus.COMMITTED)
             .group_by(b.c.log_file_id)
         )
     }
+
+
+def _log_file_rows(
+    files: Sequence[Any],
+    links: dict[tuple[str, str], Any],
+    physical_ids: dict[tuple[str, str], int],
+    stats: dict[int, Any],
+) -> dict[int, list[LogFileRow]]:
+    """Slice id -> its log files as shown; a link shows its target's block stats."""
     files_of: dict[int, list[LogFileRow]] = defaultdict(list)
     for r in files:
         link = links.get((r.partition_path, r.name))
@@ -475,13 +506,7 @@ def file_groups(conn: Connection, table_id: int, page: Page, partition: str | No
                 records=int(st.records) if st is not None else 0,
             )
         )
-    slices_of: dict[int, list[SliceRow]] = defaultdict(list)
-    for r in slices:
-        slices_of[r.file_group_id].append(
-            SliceRow(r.base_instant, r.base_file, r.base_committed, r.base_instant in pending, files_of.get(r.id, []))
-        )
-    items = [FileGroupRow(r.partition_path, r.file_id, r.replaced, slices_of.get(r.id, [])) for r in groups]
-    return Listing(items, total, page)
+    return files_of
 
 
 @dataclass(frozen=True)

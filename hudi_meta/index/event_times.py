@@ -3,9 +3,11 @@ each committed data or delete block's min event time (the rules of one block: `e
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import posixpath
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +98,18 @@ def resolve_status(engine: Engine, table: HudiTable, table_id: int) -> None:
         refresh_summaries(conn, table_id, touched)
 
 
+@dataclass(frozen=True)
+class _TimeSources:
+    """Where a block's event times may come from, besides its records: the header and the write stats hold for
+    the registered field only when `applies`; `zone` is the timeline's, a delete block's time being its instant."""
+
+    applies: bool
+    stat_times: StatTimes
+    event_field: str | None
+    ordering_field: str | None
+    zone: dt.tzinfo
+
+
 def resolve_event_times(
     engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats, reread_headers: bool = False
 ) -> None:
@@ -104,38 +118,18 @@ def resolve_event_times(
     In order: the header (when the block was indexed before the field changed: `reread_headers`), the write
     stat (both only for the table's own field), else one scan of the block's records.
     """
-    b = log_block_table
-    lf = log_file_table
     t = hudi_table
-    zone = table.config.timeline_timezone  # a delete block's time is its instant time, taken in this zone
     with engine.connect() as conn:
         event_field, ordering_field = conn.execute(
             select(t.c.event_time_field, t.c.ordering_field).where(t.c.id == table_id)
         ).one()
-        todo = conn.execute(
-            select(
-                b.c.id,
-                b.c.log_file_id,
-                b.c.offset,
-                b.c.length,
-                b.c.block_type,
-                b.c.instant,
-                lf.c.partition_path,
-                lf.c.name,
-            )
-            .join(lf, lf.c.id == b.c.log_file_id)
-            .where(
-                b.c.table_id == table_id,
-                b.c.min_event_time_source.is_(None),
-                b.c.status == BlockStatus.COMMITTED,
-                b.c.block_type.in_(ets.DATA_TYPES),
-            )
-            .order_by(lf.c.partition_path, lf.c.name, b.c.offset)
-        ).all()
+        todo = _unresolved_blocks(conn, table_id)
     if not todo:
         return
     applies = ets.stat_applies(event_field, table.config.event_time_field)
     stat_times = write_stat_times(table, {r.instant for r in todo}) if applies else {}
+    # a delete block's time is its instant time, taken in the timeline's zone
+    sources = _TimeSources(applies, stat_times, event_field, ordering_field, table.config.timeline_timezone)
     resolved: list[dict[str, Any]] = []  # the "bid" of each is a row of todo, whose log file is files[bid]
     files = {r.id: r.log_file_id for r in todo}
     rescan: dict[tuple[str, str], list[Any]] = defaultdict(list)
@@ -147,27 +141,71 @@ def resolve_event_times(
         else:
             rescan[(r.partition_path, r.name)].append(r)
     for (part, name), rows in rescan.items():
-        path = posixpath.join(table.base_path, part, name) if part else posixpath.join(table.base_path, name)
-        blocks = {blk.offset: blk for blk in read_blocks(table.storage, path, rows[0].offset)}
-        with table.storage.open_read(path) as f:
-            for r in rows:
-                blk = blocks.get(r.offset)
-                if blk is None:
-                    resolved.append({"bid": r.id, "lo": None, "hi": None, "src": ets.UNAVAILABLE})
-                    continue
-                if applies and blk.is_data and blk.min_event_time is not None:
-                    resolved.append({"bid": r.id, "lo": blk.min_event_time, "hi": None, "src": ets.HEADER})
-                    continue
-                found = stat_times.get((r.instant, part, name))
-                if blk.is_data and found is not None and found[0] is not None:
-                    resolved.append({"bid": r.id, "lo": found[0], "hi": found[1], "src": ets.WRITE_STAT})
-                    continue
-                f.seek(blk.content_offset)
-                try:
-                    times = ets.from_records(blk, f.read(blk.content_length), event_field, ordering_field, zone)
-                except BlockDecodeError:
-                    times = ets.EventTimes(None, None, ets.UNAVAILABLE)
-                resolved.append({"bid": r.id, "lo": times.min_ms, "hi": times.max_ms, "src": times.source})
+        resolved.extend(_times_from_file(table, part, name, rows, sources))
+    _store_event_times(engine, table_id, resolved, files)
+    stats.blocks_event_time_resolved += len(resolved)
+
+
+def _unresolved_blocks(conn: Connection, table_id: int) -> Sequence[Any]:
+    """The committed data and delete blocks without a min event time yet, in file and offset order (each file
+    is then read once, front to back)."""
+    b, lf = log_block_table, log_file_table
+    return conn.execute(
+        select(
+            b.c.id,
+            b.c.log_file_id,
+            b.c.offset,
+            b.c.length,
+            b.c.block_type,
+            b.c.instant,
+            lf.c.partition_path,
+            lf.c.name,
+        )
+        .join(lf, lf.c.id == b.c.log_file_id)
+        .where(
+            b.c.table_id == table_id,
+            b.c.min_event_time_source.is_(None),
+            b.c.status == BlockStatus.COMMITTED,
+            b.c.block_type.in_(ets.DATA_TYPES),
+        )
+        .order_by(lf.c.partition_path, lf.c.name, b.c.offset)
+    ).all()
+
+
+def _times_from_file(
+    table: HudiTable, part: str, name: str, rows: list[Any], sources: _TimeSources
+) -> list[dict[str, Any]]:
+    """The event times of `rows`, blocks of one log file: the header, else the write stat, else a scan of the
+    block's records; a block no longer there, or whose records do not decode, is unavailable."""
+    path = posixpath.join(table.base_path, part, name) if part else posixpath.join(table.base_path, name)
+    blocks = {blk.offset: blk for blk in read_blocks(table.storage, path, rows[0].offset)}
+    resolved: list[dict[str, Any]] = []
+    with table.storage.open_read(path) as f:
+        for r in rows:
+            blk = blocks.get(r.offset)
+            if blk is None:
+                resolved.append({"bid": r.id, "lo": None, "hi": None, "src": ets.UNAVAILABLE})
+                continue
+            if sources.applies and blk.is_data and blk.min_event_time is not None:
+                resolved.append({"bid": r.id, "lo": blk.min_event_time, "hi": None, "src": ets.HEADER})
+                continue
+            found = sources.stat_times.get((r.instant, part, name))
+            if blk.is_data and found is not None and found[0] is not None:
+                resolved.append({"bid": r.id, "lo": found[0], "hi": found[1], "src": ets.WRITE_STAT})
+                continue
+            f.seek(blk.content_offset)
+            content = f.read(blk.content_length)
+            try:
+                times = ets.from_records(blk, content, sources.event_field, sources.ordering_field, sources.zone)
+            except BlockDecodeError:
+                times = ets.EventTimes(None, None, ets.UNAVAILABLE)
+            resolved.append({"bid": r.id, "lo": times.min_ms, "hi": times.max_ms, "src": times.source})
+    return resolved
+
+
+def _store_event_times(engine: Engine, table_id: int, resolved: list[dict[str, Any]], files: dict[int, int]) -> None:
+    """Write the resolved times, 1000 blocks a transaction, each refreshing its log files' summaries."""
+    b = log_block_table
     stmt = (
         update(b)
         .where(b.c.id == bindparam("bid"))
@@ -181,7 +219,6 @@ def resolve_event_times(
         with engine.begin() as conn:
             conn.execute(stmt, list(batch))
             refresh_summaries(conn, table_id, {files[r["bid"]] for r in batch})
-    stats.blocks_event_time_resolved += len(resolved)
 
 
 def stat_times_apply(engine: Engine, table: HudiTable, table_id: int) -> bool:

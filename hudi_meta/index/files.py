@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Engine, delete, select, update
 
@@ -51,27 +51,46 @@ def sync_files(
         progress("index: log files scanned", done, len(to_scan))
 
 
+SliceKey = tuple[str, str, str]
+"""(partition, file id, base instant): a file slice as Hudi names it."""
+_SliceRow = dict[str, Any]
+_StoredSlice = tuple[int, str | None, bool, int | None]
+"""(slice id, base file, base committed, base file size) of a stored slice."""
+
+
 def _sync_slices(
     conn: Connection, table_id: int, groups: Sequence[FileGroup], inputs: ViewInputs
-) -> dict[tuple[str, str, str], int]:
+) -> dict[SliceKey, int]:
     """Store the file groups and slices on disk, drop those gone; (partition, file id, base instant) -> slice id."""
-    g = file_group_table
-    sl = file_slice_table
-    lf = log_file_table
-    slice_ids: dict[tuple[str, str, str], int] = {}
+    group_ids = _sync_groups(conn, table_id, groups, inputs)
+    slice_rows = _slice_rows(groups, group_ids, inputs)
+    existing = _stored_slices(conn, table_id)
     insert_ignore(
         conn,
-        g,
-        [
-            {
-                "table_id": table_id,
-                "partition_path": fg.partition,
-                "file_id": fg.file_id,
-                "replaced": (fg.partition, fg.file_id) in inputs.replaced,
-            }
-            for fg in groups
-        ],
+        file_slice_table,
+        [r for r in slice_rows if (r["file_group_id"], r["base_instant"]) not in existing],
     )
+    group_ids = _drop_stale_slices(conn, groups, group_ids, slice_rows, existing)
+    _update_changed_slices(conn, slice_rows, existing)
+    return _slice_ids(conn, table_id, group_ids)
+
+
+def _sync_groups(
+    conn: Connection, table_id: int, groups: Sequence[FileGroup], inputs: ViewInputs
+) -> dict[tuple[str, str], tuple[int, bool]]:
+    """Store the file groups on disk and their replaced flag (a replace commit may come after the group);
+    (partition, file id) -> (group id, replaced) of every stored group, gone ones included."""
+    g = file_group_table
+    rows = [
+        {
+            "table_id": table_id,
+            "partition_path": fg.partition,
+            "file_id": fg.file_id,
+            "replaced": (fg.partition, fg.file_id) in inputs.replaced,
+        }
+        for fg in groups
+    ]
+    insert_ignore(conn, g, rows)
     group_ids = {
         (r.partition_path, r.file_id): (r.id, r.replaced)
         for r in conn.execute(
@@ -82,7 +101,14 @@ def _sync_slices(
         gid, replaced = group_ids[(fg.partition, fg.file_id)]
         if replaced != ((fg.partition, fg.file_id) in inputs.replaced):
             conn.execute(update(g).where(g.c.id == gid).values(replaced=not replaced))
-    slice_rows = []
+    return group_ids
+
+
+def _slice_rows(
+    groups: Sequence[FileGroup], group_ids: dict[tuple[str, str], tuple[int, bool]], inputs: ViewInputs
+) -> list[_SliceRow]:
+    """The slice rows the disk holds; a base file counts as committed only once its instant completed."""
+    slice_rows: list[_SliceRow] = []
     for fg in groups:
         gid = group_ids[(fg.partition, fg.file_id)][0]
         for fs in fg.ordered_slices():
@@ -96,7 +122,13 @@ def _sync_slices(
                     "base_committed": bool(base and inputs.is_committed(base.parsed.instant)),
                 }
             )
-    existing = {
+    return slice_rows
+
+
+def _stored_slices(conn: Connection, table_id: int) -> dict[tuple[int, str], _StoredSlice]:
+    """(file group id, base instant) -> the stored slice, to tell new, changed and gone slices apart."""
+    g, sl = file_group_table, file_slice_table
+    return {
         (r.file_group_id, r.base_instant): (r.id, r.base_file, r.base_committed, r.base_file_size)
         for r in conn.execute(
             select(
@@ -111,7 +143,17 @@ def _sync_slices(
             .where(g.c.table_id == table_id)
         )
     }
-    insert_ignore(conn, sl, [r for r in slice_rows if (r["file_group_id"], r["base_instant"]) not in existing])
+
+
+def _drop_stale_slices(
+    conn: Connection,
+    groups: Sequence[FileGroup],
+    group_ids: dict[tuple[str, str], tuple[int, bool]],
+    slice_rows: list[_SliceRow],
+    existing: dict[tuple[int, str], _StoredSlice],
+) -> dict[tuple[str, str], tuple[int, bool]]:
+    """Drop the slices and file groups gone from disk; the groups still on disk."""
+    g, sl, lf = file_group_table, file_slice_table, log_file_table
     # slices and file groups gone from disk (a rollback deleted their files, an unschedule their pending
     # compaction) leave the index; their log files' rows follow (`_sync_log_files`) or move to another slice
     wanted = {(r["file_group_id"], r["base_instant"]) for r in slice_rows}
@@ -124,7 +166,14 @@ def _sync_slices(
     for part in chunks(stale_groups, 500):
         conn.execute(delete(sl).where(sl.c.file_group_id.in_(part)))
         conn.execute(delete(g).where(g.c.id.in_(part)))
-    group_ids = {key: v for key, v in group_ids.items() if key in on_disk_groups}
+    return {key: v for key, v in group_ids.items() if key in on_disk_groups}
+
+
+def _update_changed_slices(
+    conn: Connection, slice_rows: list[_SliceRow], existing: dict[tuple[int, str], _StoredSlice]
+) -> None:
+    """Update the stored slices whose base file appeared, changed size or got committed."""
+    sl = file_slice_table
     for r in slice_rows:
         old = existing.get((r["file_group_id"], r["base_instant"]))
         if old is not None and (old[1], old[2], old[3]) != (
@@ -141,7 +190,15 @@ def _sync_slices(
                     base_committed=r["base_committed"],
                 )
             )
+
+
+def _slice_ids(
+    conn: Connection, table_id: int, group_ids: dict[tuple[str, str], tuple[int, bool]]
+) -> dict[SliceKey, int]:
+    """(partition, file id, base instant) -> slice id of every stored slice."""
+    g, sl = file_group_table, file_slice_table
     by_group = {gid: key for key, (gid, _) in group_ids.items()}
+    slice_ids: dict[SliceKey, int] = {}
     for found in conn.execute(
         select(sl.c.id, sl.c.file_group_id, sl.c.base_instant)
         .join(g, g.c.id == sl.c.file_group_id)
@@ -156,7 +213,7 @@ def _sync_log_files(
     conn: Connection,
     table_id: int,
     groups: Sequence[FileGroup],
-    slice_ids: dict[tuple[str, str, str], int],
+    slice_ids: dict[SliceKey, int],
     stats: IndexRunStats,
 ) -> list[tuple[int, int, LogFile]]:
     """Store the log files on disk in their slices, drop those gone, reset those rewritten shorter; the files
@@ -175,34 +232,12 @@ def _sync_log_files(
             ).where(lf.c.table_id == table_id)
         )
     }
-    on_disk = {}
+    on_disk = _log_files_on_disk(groups, slice_ids)
     new_rows = []
-    for fg in groups:
-        for fs in fg.ordered_slices():
-            for log in fs.log_files:
-                on_disk[(log.partition, log.name)] = (
-                    log,
-                    slice_ids[(fg.partition, fg.file_id, fs.base_instant)],
-                )
     for (part, name), (log, sid) in on_disk.items():
         row = known.get((part, name))
         if row is None:
-            new_rows.append(
-                {
-                    "table_id": table_id,
-                    "file_slice_id": sid,
-                    "partition_path": part,
-                    "name": name,
-                    "file_id": log.parsed.file_id,
-                    "base_instant": log.parsed.instant,
-                    "version": log.parsed.version,
-                    "write_token": log.parsed.write_token,
-                    "size": 0,
-                    "indexed_offset": 0,
-                    "is_link": log.link_target is not None,
-                    "link_target": log.link_target,
-                }
-            )
+            new_rows.append(_new_log_file_row(table_id, sid, log))
         elif row.file_slice_id != sid:
             conn.execute(update(lf).where(lf.c.id == row.id).values(file_slice_id=sid))
     insert_ignore(conn, lf, new_rows)
@@ -219,6 +254,44 @@ def _sync_log_files(
         conn.execute(delete(log_block_table).where(log_block_table.c.log_file_id.in_(ids)))
         conn.execute(update(lf).where(lf.c.id.in_(ids)).values(indexed_offset=0, size=0))
     refresh_summaries(conn, table_id, shrunk)
+    return _files_to_scan(conn, table_id, on_disk)
+
+
+def _log_files_on_disk(
+    groups: Sequence[FileGroup], slice_ids: dict[SliceKey, int]
+) -> dict[tuple[str, str], tuple[LogFile, int]]:
+    """(partition, name) -> (log file, id of the slice it belongs to) of every log file on disk."""
+    on_disk: dict[tuple[str, str], tuple[LogFile, int]] = {}
+    for fg in groups:
+        for fs in fg.ordered_slices():
+            for log in fs.log_files:
+                on_disk[(log.partition, log.name)] = (log, slice_ids[(fg.partition, fg.file_id, fs.base_instant)])
+    return on_disk
+
+
+def _new_log_file_row(table_id: int, slice_id: int, log: LogFile) -> dict[str, object]:
+    """The row of a log file first seen: nothing indexed yet (size and offset 0), so the scan reads it all."""
+    return {
+        "table_id": table_id,
+        "file_slice_id": slice_id,
+        "partition_path": log.partition,
+        "name": log.name,
+        "file_id": log.parsed.file_id,
+        "base_instant": log.parsed.instant,
+        "version": log.parsed.version,
+        "write_token": log.parsed.write_token,
+        "size": 0,
+        "indexed_offset": 0,
+        "is_link": log.link_target is not None,
+        "link_target": log.link_target,
+    }
+
+
+def _files_to_scan(
+    conn: Connection, table_id: int, on_disk: dict[tuple[str, str], tuple[LogFile, int]]
+) -> list[tuple[int, int, LogFile]]:
+    """(file id, indexed offset, file) of the log files that grew since their last scan, in name order."""
+    lf = log_file_table
     offsets = {
         (r.partition_path, r.name): (r.id, r.indexed_offset, r.size)
         for r in conn.execute(

@@ -12,7 +12,7 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Connection, Engine, select
 
 from hudi_meta.freshness import last_event_time_compaction
 from hudi_meta.index import event_time_source as ets
@@ -43,126 +43,152 @@ def _knowledge(source: str | None) -> str:
     return "unresolved"
 
 
+def _instants(conn: Connection, table_id: int, archived_too: Collection[str]) -> tuple[list[Row], set[str]]:
+    """The instants a fresh index would also know, and the archived ones (marked, or in `archived_too`) that
+    the other records are filtered by."""
+    i = instant_table
+    instants: list[Row] = []
+    archived: set[str] = set()
+    for r in conn.execute(select(i).where(i.c.table_id == table_id)):
+        summary = json.loads(r.summary)
+        if summary.get(ARCHIVED_KEY) or r.requested_time in archived_too:
+            archived.add(r.requested_time)
+            continue
+        summary_json = json.dumps(summary, sort_keys=True)
+        instants.append((r.requested_time, r.action, r.state, r.completion_time, r.is_compaction, summary_json))
+    return instants, archived
+
+
+def _file_groups(conn: Connection, table_id: int) -> tuple[list[Row], list[Row], dict[int, Row]]:
+    """File groups, slices, and each slice's row id mapped to its Hudi key (partition, file id, base instant),
+    which log files name their slice by."""
+    g, s = file_group_table, file_slice_table
+    groups: dict[int, Row] = {}
+    file_groups: list[Row] = []
+    for r in conn.execute(select(g).where(g.c.table_id == table_id)):
+        groups[r.id] = (r.partition_path, r.file_id)
+        file_groups.append((r.partition_path, r.file_id, r.replaced))
+    slices: dict[int, Row] = {}
+    slice_rows: list[Row] = []
+    for r in conn.execute(select(s).join(g, g.c.id == s.c.file_group_id).where(g.c.table_id == table_id)):
+        slices[r.id] = (*groups[r.file_group_id], r.base_instant)
+        slice_rows.append((*slices[r.id], r.base_file, r.base_file_size, r.base_committed))
+    return file_groups, slice_rows, slices
+
+
+def _log_files(conn: Connection, table_id: int, slices: dict[int, Row]) -> tuple[list[Row], dict[int, Row]]:
+    """Log files with their slice's key, and each file's row id mapped to (partition, name) for its blocks."""
+    f = log_file_table
+    files: dict[int, Row] = {}
+    log_files: list[Row] = []
+    for r in conn.execute(select(f).where(f.c.table_id == table_id)):
+        files[r.id] = (r.partition_path, r.name)
+        file_slice = slices.get(r.file_slice_id) if r.file_slice_id is not None else None
+        log_files.append(
+            (
+                r.partition_path,
+                r.name,
+                file_slice,
+                r.file_id,
+                r.base_instant,
+                r.version,
+                r.write_token,
+                r.size,
+                r.indexed_offset,
+                r.is_link,
+                r.link_target,
+            )
+        )
+    return log_files, files
+
+
+def _blocks(conn: Connection, table_id: int, files: dict[int, Row], archived: set[str]) -> list[Row]:
+    """Blocks keyed by their file; late-record counts are left out when only history explains them."""
+    b = log_block_table
+    # late-record counts follow the last event-time compaction: when the store knows it only as archived (a
+    # fresh index does not know it at all), only history explains them
+    last = last_event_time_compaction(completed_compactions(conn, table_id))
+    counts_from_history = last is not None and last.instant in archived
+    return [
+        (
+            *files[r.log_file_id],
+            r.offset,
+            r.length,
+            r.block_type,
+            r.instant,
+            r.target_instant,
+            r.record_count,
+            r.status,
+            r.min_event_time,
+            r.max_event_time,
+            _knowledge(r.min_event_time_source),
+            None if counts_from_history else r.late_threshold,
+            None if counts_from_history else r.late_records,
+        )
+        for r in conn.execute(select(b).where(b.c.table_id == table_id))
+    ]
+
+
+def _plans(conn: Connection, table_id: int, archived: set[str]) -> list[Row]:
+    """Compaction plans of active instants, each with its sorted operations."""
+    p, o = compaction_plan_table, compaction_operation_table
+    operations: dict[int, list[Row]] = {}
+    for r in conn.execute(select(o).join(p, p.c.id == o.c.plan_id).where(p.c.table_id == table_id)):
+        operations.setdefault(r.plan_id, []).append(
+            (r.partition_path, r.file_id, r.base_instant, r.base_file, r.files_to_compact, r.metrics)
+        )
+    return [
+        (r.instant, r.state, r.strategy, r.threshold, r.mode, r.exact, tuple(sorted(operations.get(r.id, []))))
+        for r in conn.execute(select(p).where(p.c.table_id == table_id))
+        if r.instant not in archived
+    ]
+
+
+def _links(conn: Connection, table_id: int, archived: set[str]) -> list[Row]:
+    """Links; one made by an archived compaction is kept without its instant only while its symlink is on disk
+    (all a fresh index can see of it)."""
+    f, k = log_file_table, link_table
+    symlinks = {
+        (r.partition_path, r.name) for r in conn.execute(select(f).where(f.c.table_id == table_id, f.c.is_link))
+    }
+    links: list[Row] = []
+    for r in conn.execute(select(k).where(k.c.table_id == table_id)):
+        instant = r.compaction_instant
+        if instant in archived:  # only its symlink on disk tells a fresh index about it, without the instant
+            if (r.partition_path, r.link_name) not in symlinks:
+                continue
+            instant = None
+        links.append((r.partition_path, r.link_name, r.target_name, r.via_name, instant, r.state))
+    return links
+
+
+def _cleaned_files(conn: Connection, table_id: int, archived: set[str]) -> list[Row]:
+    """Files removed by cleans that are still on the active timeline."""
+    c = cleaned_file_table
+    return [
+        (r.clean_instant, r.partition_path, r.name)
+        for r in conn.execute(select(c).where(c.c.table_id == table_id))
+        if r.clean_instant not in archived
+    ]
+
+
 def index_fingerprint(engine: Engine, table_id: int, archived_too: Collection[str] = ()) -> dict[str, list[Row]]:
     """Instants (action, state), file groups, slices, log files, blocks (status, event times and whether they
     are known, none or unknown, late-record counts), plans with their operations, links and cleaned files of
     `table_id`, each a sorted list of tuples keyed by Hudi names. `archived_too`: instants the caller found
     archived on the table that the store has not marked yet, left out as the marked ones are."""
-    i, g, s = instant_table, file_group_table, file_slice_table
-    f, b, k = log_file_table, log_block_table, link_table
-    p, o = compaction_plan_table, compaction_operation_table
     with engine.connect() as conn:
-        instants: list[Row] = []
-        archived: set[str] = set()
-        for r in conn.execute(select(i).where(i.c.table_id == table_id)):
-            summary = json.loads(r.summary)
-            if summary.get(ARCHIVED_KEY) or r.requested_time in archived_too:
-                archived.add(r.requested_time)
-                continue
-            instants.append(
-                (
-                    r.requested_time,
-                    r.action,
-                    r.state,
-                    r.completion_time,
-                    r.is_compaction,
-                    json.dumps(summary, sort_keys=True),
-                )
-            )
-        groups = {
-            r.id: (r.partition_path, r.file_id)
-            for r in conn.execute(select(g.c.id, g.c.partition_path, g.c.file_id).where(g.c.table_id == table_id))
-        }
-        file_groups = [
-            (r.partition_path, r.file_id, r.replaced) for r in conn.execute(select(g).where(g.c.table_id == table_id))
-        ]
-        slices: dict[int, Row] = {}
-        for r in conn.execute(select(s).join(g, g.c.id == s.c.file_group_id).where(g.c.table_id == table_id)):
-            slices[r.id] = (*groups[r.file_group_id], r.base_instant)
-        slice_rows = [
-            (*slices[r.id], r.base_file, r.base_file_size, r.base_committed)
-            for r in conn.execute(select(s).join(g, g.c.id == s.c.file_group_id).where(g.c.table_id == table_id))
-        ]
-        files: dict[int, Row] = {}
-        log_files: list[Row] = []
-        for r in conn.execute(select(f).where(f.c.table_id == table_id)):
-            files[r.id] = (r.partition_path, r.name)
-            log_files.append(
-                (
-                    r.partition_path,
-                    r.name,
-                    slices.get(r.file_slice_id) if r.file_slice_id is not None else None,
-                    r.file_id,
-                    r.base_instant,
-                    r.version,
-                    r.write_token,
-                    r.size,
-                    r.indexed_offset,
-                    r.is_link,
-                    r.link_target,
-                )
-            )
-        # late-record counts follow the last event-time compaction: when the store knows it only as archived (a
-        # fresh index does not know it at all), only history explains them
-        last = last_event_time_compaction(completed_compactions(conn, table_id))
-        counts_from_history = last is not None and last.instant in archived
-        blocks = [
-            (
-                *files[r.log_file_id],
-                r.offset,
-                r.length,
-                r.block_type,
-                r.instant,
-                r.target_instant,
-                r.record_count,
-                r.status,
-                r.min_event_time,
-                r.max_event_time,
-                _knowledge(r.min_event_time_source),
-                None if counts_from_history else r.late_threshold,
-                None if counts_from_history else r.late_records,
-            )
-            for r in conn.execute(select(b).where(b.c.table_id == table_id))
-        ]
-        operations: dict[int, list[Row]] = {}
-        for r in conn.execute(select(o).join(p, p.c.id == o.c.plan_id).where(p.c.table_id == table_id)):
-            operations.setdefault(r.plan_id, []).append(
-                (r.partition_path, r.file_id, r.base_instant, r.base_file, r.files_to_compact, r.metrics)
-            )
-        plans = [
-            (
-                r.instant,
-                r.state,
-                r.strategy,
-                r.threshold,
-                r.mode,
-                r.exact,
-                tuple(sorted(operations.get(r.id, []))),
-            )
-            for r in conn.execute(select(p).where(p.c.table_id == table_id))
-            if r.instant not in archived
-        ]
-        symlinks = {
-            (r.partition_path, r.name) for r in conn.execute(select(f).where(f.c.table_id == table_id, f.c.is_link))
-        }
-        links = []
-        for r in conn.execute(select(k).where(k.c.table_id == table_id)):
-            instant = r.compaction_instant
-            if instant in archived:  # only its symlink on disk tells a fresh index about it, without the instant
-                if (r.partition_path, r.link_name) not in symlinks:
-                    continue
-                instant = None
-            links.append((r.partition_path, r.link_name, r.target_name, r.via_name, instant, r.state))
-        c = cleaned_file_table
-        cleaned = [
-            (r.clean_instant, r.partition_path, r.name)
-            for r in conn.execute(select(c).where(c.c.table_id == table_id))
-            if r.clean_instant not in archived
-        ]
+        instants, archived = _instants(conn, table_id, archived_too)
+        file_groups, slices, slice_keys = _file_groups(conn, table_id)
+        log_files, file_keys = _log_files(conn, table_id, slice_keys)
+        blocks = _blocks(conn, table_id, file_keys, archived)
+        plans = _plans(conn, table_id, archived)
+        links = _links(conn, table_id, archived)
+        cleaned = _cleaned_files(conn, table_id, archived)
     return {
         "instants": sorted(instants),
         "file_groups": sorted(file_groups),
-        "slices": sorted(slice_rows),
+        "slices": sorted(slices),
         "log_files": sorted(log_files, key=repr),
         "blocks": sorted(blocks, key=repr),
         "plans": sorted(plans, key=repr),

@@ -98,6 +98,25 @@ def rollback_failed_write(
         writer.request(Action.ROLLBACK, rollback_time, plan.to_bytes())
     writer.start(Action.ROLLBACK, rollback_time)
     started = time.monotonic()
+    per_partition = _undo_markers(table, markers, target, rollback_time, report)
+    taken_ms = int((time.monotonic() - started) * 1000)
+    metadata = RollbackMetadata.of_one(rollback_time, taken_ms, InstantInfo(target, instant.action), per_partition)
+    with table_lock(table.storage, table.meta_path, table.config.props, f"roll back {target}"):
+        if metadata_writer is not None:
+            metadata_writer(rollback_time, metadata)
+        writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
+    writer.delete_pending(instant.action, target)
+    delete_markers(table.storage, table.meta_path, target)
+    delete_heartbeat(table.storage, table.meta_path, target)
+    table.reload()
+    return report
+
+
+def _undo_markers(
+    table: HudiTable, markers: list[Marker], target: str, rollback_time: str, report: RollbackReport
+) -> dict[str, RollbackPartitionMetadata]:
+    """Undo each marked file (delete it, or append a rollback command block), recording every action in
+    `report`; what the rollback metadata lists per partition."""
     per_partition: dict[str, RollbackPartitionMetadata] = {}
     for m in markers:
         path = posixpath.join(table.base_path, m.path)
@@ -128,17 +147,7 @@ def rollback_failed_write(
                 rollback_log_files={**meta.rollback_log_files, m.path: table.storage.size(path)},
             )
         per_partition[m.partition] = meta
-    taken_ms = int((time.monotonic() - started) * 1000)
-    metadata = RollbackMetadata.of_one(rollback_time, taken_ms, InstantInfo(target, instant.action), per_partition)
-    with table_lock(table.storage, table.meta_path, table.config.props, f"roll back {target}"):
-        if metadata_writer is not None:
-            metadata_writer(rollback_time, metadata)
-        writer.complete(Action.ROLLBACK, rollback_time, metadata.to_bytes())
-    writer.delete_pending(instant.action, target)
-    delete_markers(table.storage, table.meta_path, target)
-    delete_heartbeat(table.storage, table.meta_path, target)
-    table.reload()
-    return report
+    return per_partition
 
 
 def _deletes(table: HudiTable, m: Marker, path: str, target: str) -> bool:
