@@ -79,5 +79,5 @@ def sync_recorded(engine: Engine, table: HudiTable, target: SyncTarget, dry_run:
         if not dry_run:
             duration = int((time.monotonic() - clock) * 1000)
             record_sync_run(
-                engine, table_id, SyncRun(target.mode, target.uri, started, duration, outcome, changes, message)
+                engine, table_id, SyncRun(str(target.mode), target.uri, started, duration, outcome, changes, message)
             )
