@@ -64,6 +64,7 @@ from hudi_meta.table.times import parse_instant
 
 META_DIR = ".hoodie"
 PROPERTIES = "hoodie.properties"
+COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 
 
 class QueryKind(Spelled):
@@ -77,9 +78,6 @@ class QueryKind(Spelled):
     @classmethod
     def aliases(cls) -> dict[str, str]:
         return {"read_optimized": "ro"}  # `time_travel` folds to `time-travel` by itself
-
-
-COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 
 
 @dataclass(frozen=True)
