@@ -43,7 +43,7 @@ from hudi_meta.progress import Report, silent
 from hudi_meta.sync.hive_sync import SyncReport
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.metadata_table import listing_through_metadata
-from hudi_meta.table.table import HudiTable, Query
+from hudi_meta.table.table import HudiTable, Query, QueryKind
 from hudi_meta.table.times import EPOCH, check_time_ms, duration_ms, now_ms, parse_duration_ms, parse_time_ms, time_ms
 
 if TYPE_CHECKING:
@@ -52,10 +52,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Moment = dt.datetime | int | str  # a time: an aware or UTC datetime, epoch milliseconds, or ISO-8601 / epoch-ms text
 Duration = dt.timedelta | int | str  # milliseconds, or text such as "30m"
-
-
-# Hudi's `hoodie.datasource.query.type` values, accepted as they are spelt there
-QUERY_ALIASES = {"read_optimized": "ro", "read-optimized": "ro", "time_travel": "time-travel"}
 
 
 @dataclass(frozen=True)
@@ -312,9 +308,7 @@ class Table:
     ) -> Iterator[pa.Table]:
         """The records of a query (snapshot, ro, incremental over (`begin`, `end`], time-travel `as_of`) one
         merged file slice at a time, so that a caller holds one slice."""
-        return self._open().iter_read(
-            Query(QUERY_ALIASES.get(query, query), begin=begin, end=end, as_of=as_of), columns
-        )
+        return self._open().iter_read(_query(query, begin, end, as_of), columns)
 
     def read(
         self,
@@ -332,18 +326,19 @@ class Table:
         if strict and complete_before is None:
             raise HudiMetaError("strict goes with complete_before")
         if complete_before is not None:
-            if QUERY_ALIASES.get(query, query) != "ro":
+            if QueryKind.parse(query, "query") != QueryKind.RO:
                 raise HudiMetaError("complete_before goes with the ro query")
             short = self.shortfall(complete_before)
             if short is not None:
                 if strict:
                     raise NotFreshError(short)
-                query = "snapshot"
+                query = QueryKind.SNAPSHOT
         return self._open().read(_query(query, begin, end, as_of), columns)
 
 
 def _query(kind: str, begin: str | None, end: str | None, as_of: str | None) -> Query:
-    return Query(QUERY_ALIASES.get(kind, kind), begin=begin, end=end, as_of=as_of)
+    """The query a caller names: a `QueryKind` in any of its spellings (`read_optimized` too)."""
+    return Query(QueryKind.parse(kind, "query"), begin=begin, end=end, as_of=as_of)
 
 
 def open_table(uri: str, store: str | Engine | None = None, storage_options: Mapping[str, Any] | None = None) -> Table:

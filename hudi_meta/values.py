@@ -8,6 +8,7 @@ the caller names the option, field or key it came from.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 from hudi_meta.errors import BadValueError
@@ -73,12 +74,24 @@ def parse_seconds(text: str, low: float, high: float) -> float:
 
 
 def parse_instant_time(text: str) -> str:
-    """An instant time as Hudi names instants, `yyyyMMddHHmmss[SSS]` in ASCII digits. Only the form is checked:
-    the timeline says whether the instant exists (Hudi's own sentinels, such as `00000000000001`, are no dates)."""
+    """An instant time as Hudi names instants, `yyyyMMddHHmmss[SSS]` in ASCII digits: the one instant parser (the
+    CLI's instants, and `times.parse_instant` for times that are instants). The digits must be a date, except in
+    year 0000, where Hudi keeps its sentinels (`00000000000000` SOLO_COMMIT_TIMESTAMP, `00000000000001`
+    bootstrap, the MDT's `00000000000000000` init): no write gets such a time, and no date lies in year 0. The
+    timeline says whether the instant exists."""
     value = text.strip()
-    if not INSTANT_TIME.fullmatch(value):
+    if not INSTANT_TIME.fullmatch(value) or not (value.startswith("0000") or _is_date(value[:14])):
         raise BadValueError(f"not an instant time: {shown(text)} (use yyyyMMddHHmmss or yyyyMMddHHmmssSSS)")
     return value
+
+
+def _is_date(digits: str) -> bool:
+    """Whether 14 ASCII digits are a date and time (`yyyyMMddHHmmss`)."""
+    try:
+        dt.datetime.strptime(digits, "%Y%m%d%H%M%S")
+    except ValueError:
+        return False
+    return True
 
 
 def parse_text(text: str) -> str:

@@ -142,3 +142,15 @@ def test_instants_names_texts_and_flags() -> None:
     assert [parse_flag(t) for t in ("on", "TRUE", "1", "off", "false", "0", "")] == [True] * 3 + [False] * 4
     with pytest.raises(BadValueError, match="expected true or false, got 'yes'"):
         parse_flag("yes")
+
+
+def test_one_instant_parser_for_instants_and_points() -> None:
+    """One rule (issue 37): a date, or Hudi's year-0000 sentinels; `--instant` and `--as-of` agree."""
+    from hudi_meta.table.times import parse_point
+
+    for sentinel in ("00000000000000", "00000000000001", "00000000000000000"):
+        assert parse_instant_time(sentinel) == parse_point(sentinel) == sentinel
+    for no_date in ("20250230000000", "20251301000000000", "20250101250000"):
+        for parse in (parse_instant_time, parse_point):
+            with pytest.raises(BadValueError, match="not an instant time.*yyyyMMddHHmmss"):
+                parse(no_date)

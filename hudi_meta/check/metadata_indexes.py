@@ -63,7 +63,7 @@ from hudi_meta.table.metadata_table import (
     slice_records,
     valid_instants,
 )
-from hudi_meta.table.table import HudiTable
+from hudi_meta.table.table import HudiTable, QueryKind
 
 REMEDY = "rebuild that index with Hudi (drop the partition and index it again), or re-create the metadata table"
 MAX_PER_PARTITION = 50  # findings listed per MDT partition; the rest are counted in one more line
@@ -190,7 +190,7 @@ def _snapshot(table: HudiTable, columns: list[str]) -> Snapshot | None:
     locations: dict[str, tuple[str, str]] = {}
     values: dict[str, dict[str, Any]] = {}
     try:
-        reads = [(read, table.read_slice(read, "snapshot")) for read in table.plan_reads("snapshot")]
+        reads = [(read, table.read_slice(read, QueryKind.SNAPSHOT)) for read in table.plan_reads(QueryKind.SNAPSHOT)]
     except (UnsupportedTableError, *READ_ERRORS):
         return None
     for read, records in reads:

@@ -22,6 +22,7 @@ from hudi_meta.clean.plan import (
     CleanAction,
     CleanFile,
     CleanGroup,
+    CleanOperation,
     CleanPlanResult,
     CleanSlice,
     CleanTimeline,
@@ -184,7 +185,7 @@ class FileReport:
     """What a clean did (or would do) to one file: operation, path, reason, done, error."""
 
     instant: str | None
-    operation: str
+    operation: CleanOperation
     path: str
     reason: str
     done: bool = False
@@ -231,7 +232,7 @@ def execute_clean(
     entries = planned_paths(plan)
     reports: dict[str, FileReport] = {}
 
-    def report(path: str, operation: str) -> FileReport:
+    def report(path: str, operation: CleanOperation) -> FileReport:
         action = (reasons or {}).get(path)
         reason = action.reason if action is not None else f"planned by clean {t}"
         reports[path] = FileReport(t, operation, path, reason)

@@ -9,13 +9,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_meta.api import QUERY_ALIASES, open_table
+from hudi_meta.api import open_table
 from hudi_meta.cli.common import COLUMNS, POINT, TEXT, TIME, Choice, Subparsers, add_command
 from hudi_meta.cli.output import write_jsonl, write_table_stream
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.table.table import QUERIES, Query
+from hudi_meta.table.table import Query, QueryKind
 
-QUERY = Choice.of(QUERIES, QUERY_ALIASES)  # Hudi's `hoodie.datasource.query.type` spellings too
+QUERY = Choice.of(QueryKind.spellings(), QueryKind.aliases())  # Hudi's `hoodie.datasource.query.type` spellings too
 FORMAT = Choice.of(("jsonl", "table"))
 EXIT_NOT_FRESH = 3  # --strict: the read-optimized view is not complete before T
 BATCH_ROWS = 1024  # rows turned into Python objects at a time
@@ -46,7 +46,7 @@ def read_command(args: argparse.Namespace) -> int:
     query = Query(args.query, begin=args.begin, end=args.end, as_of=args.as_of)
     if args.strict and args.complete_before is None:
         raise HudiMetaError("--strict goes with --complete-before")
-    if args.complete_before is not None and query.kind != "ro":
+    if args.complete_before is not None and query.kind != QueryKind.RO:
         raise HudiMetaError("--complete-before goes with --query ro")
     table = open_table(args.table, args.db)
     if args.complete_before is not None:
@@ -57,7 +57,7 @@ def read_command(args: argparse.Namespace) -> int:
                 print(f"hudi-meta: {short}", file=sys.stderr)
                 return EXIT_NOT_FRESH
             print(f"hudi-meta: {short}: reading the snapshot view instead", file=sys.stderr)
-            query = Query("snapshot")
+            query = Query(QueryKind.SNAPSHOT)
     slices = table.scan(query.kind, args.columns, query.begin, query.end, query.as_of)
     if args.format == "jsonl":
         write_jsonl(row for rows in _row_batches(slices) for row in rows)

@@ -129,12 +129,13 @@ class Limit:
         text = props.get(self.key, "").strip() if self.used_by(request) else ""
         if not text:
             return self.default
-        if not (text.lstrip("-").isdigit() and self.low <= int(text) <= self.high):
+        value = ascii_integer(text)
+        if value is None or not self.low <= value <= self.high:
             raise HudiMetaError(
                 f"{self.key}={props[self.key]!r} in hoodie.properties is not a whole number from {self.low} to "
                 f"{self.high}"
             )
-        return int(text)
+        return value
 
 
 MAX_DELTA_COMMITS = Limit(

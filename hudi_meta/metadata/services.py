@@ -45,7 +45,7 @@ from hudi_meta.table.archival_plan import COMMIT_ACTIONS, ArchivalSettings, Boun
 from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms
-from hudi_meta.values import JAVA_INT_MAX
+from hudi_meta.values import JAVA_INT_MAX, ascii_integer
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +74,9 @@ def _setting(table: HudiTable, key: str) -> int | None:
     text = table.config.props.get(key, "").strip()
     if not text:
         return None
-    if text.isascii() and text.isdigit() and 0 < int(text) <= JAVA_INT_MAX:
-        return int(text)
+    value = ascii_integer(text)
+    if value is not None and 0 < value <= JAVA_INT_MAX:
+        return value
     log.warning(
         "%s=%r in the hoodie.properties of %s is not a positive whole number: ignored", key, text, table.base_path
     )

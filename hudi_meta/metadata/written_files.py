@@ -25,7 +25,7 @@ from hudi_meta.metadata.column_ranges import ColumnRange, file_ranges
 from hudi_meta.metadata.records import BloomFilter, RecordLocation
 from hudi_meta.storage.base import Storage
 from hudi_meta.table.instant import Action
-from hudi_meta.table.table import HudiTable, Query
+from hudi_meta.table.table import HudiTable, Query, QueryKind
 
 BLOOM_FILTER_FOOTER_KEY = b"org.apache.hudi.bloomfilter"  # HoodieAvroWriteSupport.HOODIE_AVRO_BLOOM_FILTER_METADATA_KEY
 BLOOM_TYPE_FOOTER_KEY = b"hoodie_bloom_filter_type_code"
@@ -39,7 +39,7 @@ def secondary_values(table: HudiTable, column: str, as_of: str | None) -> dict[s
     the before and after of a write's secondary-index changes."""
     if as_of is None:
         return {}
-    read = table.read(Query("time-travel", as_of=as_of), columns=[RECORD_KEY_FIELD, column])
+    read = table.read(Query(QueryKind.TIME_TRAVEL, as_of=as_of), columns=[RECORD_KEY_FIELD, column])
     return dict(zip(read.column(RECORD_KEY_FIELD).to_pylist(), read.column(column).to_pylist(), strict=True))
 
 
@@ -56,7 +56,9 @@ def snapshot_with(table: HudiTable, instant: str | None, columns: list[str]) -> 
         as_if = dataclasses.replace(inputs, completed={**inputs.completed, instant: instant})
         table.__dict__["_view_inputs"] = as_if  # the cached view inputs of this reload
     try:
-        return table.read("snapshot", columns=columns) if table.timeline.completed() or instant else pa.table({})
+        return (
+            table.read(QueryKind.SNAPSHOT, columns=columns) if table.timeline.completed() or instant else pa.table({})
+        )
     finally:
         table.reload()
 

@@ -81,7 +81,7 @@ from hudi_meta.format.links import LinkMode
 from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.spelling import Spelled, closest
 from hudi_meta.storage.factory import normalize_uri
-from hudi_meta.sync.catalog import MODES as CATALOG_MODES
+from hudi_meta.sync.catalog import SyncMode
 from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import parse_duration_ms
@@ -136,7 +136,7 @@ class SparkSettings:
 
 @dataclass(frozen=True)
 class CatalogSettings:
-    mode: str
+    mode: SyncMode
     uri: str
     database: str | None = None
     timeout_s: float = 30.0
@@ -387,7 +387,7 @@ def _spark(s: _Section | None) -> SparkSettings:
 def _catalog(s: _Section | None) -> CatalogSettings | None:
     if s is None:
         return None
-    mode = s.choice("mode", CATALOG_MODES, "hms")
+    mode = s.spelled("mode", SyncMode, SyncMode.HMS)
     uri = s.text("uri", required=True)
     database = s.text("database")
     if database is not None:

@@ -14,11 +14,21 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from hudi_meta.errors import BadValueError, CatalogUnavailableError, HudiMetaError, UnavailableError
+from hudi_meta.spelling import Spelled
 from hudi_meta.values import ascii_integer, shown
 
 HIVE_EXTRA = "pip install 'hudi-meta[hive]'"
-MODES = ("hms", "hiveserver2")
-URI_FORMS = {"hms": (("thrift",), 9083), "hiveserver2": (("hive", "hiveserver2"), 10000)}  # schemes, default port
+
+
+class SyncMode(Spelled):
+    """The catalog a sync publishes into: a Hive metastore over Thrift, or HiveServer2 over SQL (PyHive)."""
+
+    HMS = "hms"
+    HIVESERVER2 = "hiveserver2"
+
+
+MODES = tuple(SyncMode.spellings())  # argparse's choices
+URI_FORMS = {SyncMode.HMS: (("thrift",), 9083), SyncMode.HIVESERVER2: (("hive", "hiveserver2"), 10000)}  # schemes, port
 log = logging.getLogger(__name__)
 # thrift logs every failed connect at ERROR, then raises: the failure reaches the user once, in our error line
 logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
@@ -105,12 +115,11 @@ def with_retries(uri: str, policy: RetryPolicy, reconnect: Callable[[], None], c
         raise UnavailableError(f"catalog {uri} unavailable after {policy.attempts} attempts: {e}") from e
 
 
-def open_catalog(mode: str, uri: str, policy: RetryPolicy | None = None, timeout_s: float = 30) -> Catalog:
+def open_catalog(mode: SyncMode | str, uri: str, policy: RetryPolicy | None = None, timeout_s: float = 30) -> Catalog:
     """A connected client for `mode` at `uri` (`thrift://host:port` for hms, `host:port` or `hive://host:port`
     for hiveserver2)."""
-    modules = {"hms": "hudi_meta.sync.hms", "hiveserver2": "hudi_meta.sync.hiveserver2"}
-    if mode not in modules:
-        raise HudiMetaError(f"unknown sync mode {mode!r} (use {' or '.join(MODES)})")
+    mode = SyncMode.parse(mode, "sync mode")
+    modules = {SyncMode.HMS: "hudi_meta.sync.hms", SyncMode.HIVESERVER2: "hudi_meta.sync.hiveserver2"}
     try:
         catalog_address(mode, uri)  # a bad URI is said before the client's module is imported
     except BadValueError as e:
@@ -124,12 +133,10 @@ def open_catalog(mode: str, uri: str, policy: RetryPolicy | None = None, timeout
     return catalog
 
 
-def catalog_address(mode: str, uri: str) -> tuple[str, int]:
+def catalog_address(mode: SyncMode | str, uri: str) -> tuple[str, int]:
     """(host, port) of a catalog URI as `mode` writes it (`scheme://host:port` or `host:port`), refused in one
     line (the reason, without the URI: the caller names it) before anything connects."""
-    if mode not in URI_FORMS:
-        raise BadValueError(f"unknown sync mode {mode!r} (use {' or '.join(MODES)})")
-    schemes, default_port = URI_FORMS[mode]
+    schemes, default_port = URI_FORMS[SyncMode.parse(mode, "sync mode")]
     expected = f"expected [{'|'.join(schemes)}://]host[:port] with a port from 1 to 65535"
     rest = uri
     for scheme in schemes:

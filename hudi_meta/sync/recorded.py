@@ -15,7 +15,7 @@ from hudi_meta.errors import BadValueError, HudiMetaError
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.index.sync_runs import SyncRun, record_sync_run
-from hudi_meta.sync.catalog import MODES, catalog_address, open_catalog
+from hudi_meta.sync.catalog import SyncMode, catalog_address, open_catalog
 from hudi_meta.sync.hive_sync import SyncReport, sync_table
 from hudi_meta.table.table import HudiTable
 from hudi_meta.values import parse_identifier, shown
@@ -28,18 +28,19 @@ class SyncTarget:
     """Where and how to publish: the catalog (mode, URI), the database and name to register under (None: the
     table's own), the timeout of each catalog call, and whether to register Spark's datasource properties."""
 
-    mode: str
+    mode: SyncMode | str  # any `SyncMode` spelling; a `SyncMode` once made
     uri: str
     database: str | None = None
     name: str | None = None
     timeout_s: float = 30.0
     as_datasource: bool = True
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", SyncMode.parse(self.mode, "sync mode"))
+
     def validate(self, labels: tuple[str, str, str] = ("catalog URI", "database", "table name")) -> None:
         """A catalog address, a timeout and names the catalog can hold, checked before anything is indexed or
         connected; `labels` name the URI, the database and the table name as the caller took them."""
-        if self.mode not in MODES:
-            raise BadValueError(f"unknown sync mode {self.mode!r} (use {' or '.join(MODES)})")
         if not MIN_TIMEOUT_S <= self.timeout_s <= MAX_TIMEOUT_S:
             raise BadValueError(f"timeout: expected {MIN_TIMEOUT_S:g} to {MAX_TIMEOUT_S:g} s, got {self.timeout_s:g}")
         checks: list[tuple[str, str | None, Callable[[str], object]]] = [
@@ -78,5 +79,5 @@ def sync_recorded(engine: Engine, table: HudiTable, target: SyncTarget, dry_run:
         if not dry_run:
             duration = int((time.monotonic() - clock) * 1000)
             record_sync_run(
-                engine, table_id, SyncRun(target.mode, target.uri, started, duration, outcome, changes, message)
+                engine, table_id, SyncRun(str(target.mode), target.uri, started, duration, outcome, changes, message)
             )

@@ -42,6 +42,7 @@ from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.lsm_timeline import archived_times
 from hudi_meta.format.properties import parse_properties
 from hudi_meta.format.table_service_metadata import CompactionPlan
+from hudi_meta.spelling import Spelled
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.cleaned import check_not_cleaned
 from hudi_meta.table.config import POPULATE_META_FIELDS, TableConfig
@@ -63,15 +64,27 @@ from hudi_meta.table.times import parse_instant
 
 META_DIR = ".hoodie"
 PROPERTIES = "hoodie.properties"
-QUERIES = ("snapshot", "ro", "incremental", "time-travel")
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
+
+
+class QueryKind(Spelled):
+    """What a read sees (Hudi's `hoodie.datasource.query.type`, whose spellings are read too)."""
+
+    SNAPSHOT = "snapshot"
+    RO = "ro"
+    INCREMENTAL = "incremental"
+    TIME_TRAVEL = "time-travel"
+
+    @classmethod
+    def aliases(cls) -> dict[str, str]:
+        return {"read_optimized": "ro"}  # `time_travel` folds to `time-travel` by itself
 
 
 @dataclass(frozen=True)
 class Query:
     """A read: snapshot, read-optimized (ro), incremental over (begin, end], or time travel as of an instant."""
 
-    kind: str = "snapshot"
+    kind: QueryKind | str = QueryKind.SNAPSHOT  # any `QueryKind` spelling; a `QueryKind` once made
     begin: str | None = None
     end: str | None = None
     as_of: str | None = None
@@ -82,21 +95,20 @@ class Query:
     first_active: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in QUERIES:
-            raise HudiMetaError(f"unknown query {self.kind!r}; expected one of {', '.join(QUERIES)}")
-        if self.kind == "incremental" and self.begin is None:
+        object.__setattr__(self, "kind", QueryKind.parse(self.kind, "query"))
+        if self.kind == QueryKind.INCREMENTAL and self.begin is None:
             raise HudiMetaError("an incremental query needs --begin (a time or an instant)")
-        if self.kind == "time-travel" and self.as_of is None:
+        if self.kind == QueryKind.TIME_TRAVEL and self.as_of is None:
             raise HudiMetaError("a time-travel query needs --as-of (a time or an instant)")
-        if self.kind not in ("incremental", "time-travel") and (self.begin or self.end or self.as_of):
+        if self.kind not in (QueryKind.INCREMENTAL, QueryKind.TIME_TRAVEL) and (self.begin or self.end or self.as_of):
             raise HudiMetaError(f"a {self.kind} query takes no --begin, --end or --as-of")
-        if self.kind == "time-travel" and (self.begin or self.end):
+        if self.kind == QueryKind.TIME_TRAVEL and (self.begin or self.end):
             raise HudiMetaError("a time-travel query takes --as-of, not --begin or --end")
-        if self.kind == "incremental" and self.as_of:
+        if self.kind == QueryKind.INCREMENTAL and self.as_of:
             raise HudiMetaError("an incremental query takes --begin and --end, not --as-of")
 
     @classmethod
-    def of(cls, query: Query | str) -> Query:
+    def of(cls, query: Query | QueryKind | str) -> Query:
         return query if isinstance(query, Query) else cls(query)
 
     def resolve(self, timeline_zone: dt.tzinfo) -> Query:
@@ -113,11 +125,11 @@ class Query:
     @property
     def as_of_instant(self) -> str | None:
         """The instant the table is read as of (None: the latest)."""
-        return self.end if self.kind == "incremental" else self.as_of
+        return self.end if self.kind == QueryKind.INCREMENTAL else self.as_of
 
     def filter(self, records: pa.Table) -> pa.Table:
         """Keep, for incremental queries, the records whose commit time lies in (begin, end]."""
-        if self.kind != "incremental" or COMMIT_TIME_COLUMN not in records.column_names:
+        if self.kind != QueryKind.INCREMENTAL or COMMIT_TIME_COLUMN not in records.column_names:
             return records
         times = records.column(COMMIT_TIME_COLUMN)
         keep = pc.greater(times, self.begin)
@@ -361,12 +373,12 @@ class HudiTable:
         """`query` with its times as this table's instant times; refused if the table cannot answer it exactly (an
         incremental read without meta fields, see the module docstring)."""
         resolved = Query.of(query).resolve(self.config.timeline_timezone)
-        if resolved.kind == "incremental" and not self.config.populate_meta_fields:
+        if resolved.kind == QueryKind.INCREMENTAL and not self.config.populate_meta_fields:
             raise UnsupportedTableError(
                 f"{self.uri}: an incremental read needs each record's {COMMIT_TIME_COLUMN}, which this table does not "
                 f"write ({POPULATE_META_FIELDS}=false); read a snapshot, or time travel with --as-of, instead"
             )
-        if resolved.kind == "incremental" and self.config.timeline_layout >= 2:
+        if resolved.kind == QueryKind.INCREMENTAL and self.config.timeline_layout >= 2:
             begin, end = resolved.begin or "", resolved.end
             writes = {t: done for t, (done, action) in self.archived.items() if action in WRITE_ACTIONS}
             writes.update(
@@ -387,7 +399,7 @@ class HudiTable:
             check_not_cleaned(self.timeline, self.all_file_groups(), inputs, query.kind, as_of)
         reads = []
         for fg in self.file_groups():
-            if query.kind == "ro" or not self.config.is_mor:
+            if query.kind == QueryKind.RO or not self.config.is_mor:
                 base = latest_base_for_ro(fg, inputs, as_of)
                 if base is not None:
                     reads.append(SliceRead(fg.partition, fg.file_id, base.path, ()))
@@ -417,7 +429,9 @@ class HudiTable:
     def merge_spec(self) -> MergeSpec:
         return self.config.merge_spec()
 
-    def read_slice(self, read: SliceRead, query: Query | str = "snapshot", stats: ReadStats | None = None) -> pa.Table:
+    def read_slice(
+        self, read: SliceRead, query: Query | QueryKind | str = QueryKind.SNAPSHOT, stats: ReadStats | None = None
+    ) -> pa.Table:
         """One slice merged as the query sees it (time-travel and incremental bounds applied)."""
         query = self.resolve(query)
         inputs = self.view_inputs()
@@ -431,7 +445,7 @@ class HudiTable:
         )
         return query.filter(merged)
 
-    def read(self, query: Query | str = "snapshot", columns: list[str] | None = None) -> pa.Table:
+    def read(self, query: Query | QueryKind | str = QueryKind.SNAPSHOT, columns: list[str] | None = None) -> pa.Table:
         """All records of a query as one Arrow table."""
         query = self.resolve(query)
         reads = self.plan_reads(query)
@@ -448,7 +462,9 @@ class HudiTable:
             result = result.select(columns)
         return result
 
-    def iter_read(self, query: Query | str = "snapshot", columns: list[str] | None = None) -> Iterator[pa.Table]:
+    def iter_read(
+        self, query: Query | QueryKind | str = QueryKind.SNAPSHOT, columns: list[str] | None = None
+    ) -> Iterator[pa.Table]:
         """The records of a query one merged slice at a time, so a reader can stream them (and hold one slice).
 
         A column neither the newest base file nor the first slice has is refused before anything is returned;

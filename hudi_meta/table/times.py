@@ -14,7 +14,7 @@ import re
 from hudi_meta.errors import BadValueError
 from hudi_meta.table.event_time import number_to_epoch_ms
 from hudi_meta.table.instant import format_instant
-from hudi_meta.values import INSTANT_TIME, ascii_integer, shown
+from hudi_meta.values import INSTANT_TIME, ascii_integer, parse_instant_time, shown
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 MAX_TIME_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
@@ -129,16 +129,12 @@ def format_duration_ms(ms: int) -> str:
 
 
 def parse_instant(text: str, timeline_zone: dt.tzinfo) -> str:
-    """An instant time for reading as of a point: an instant as given (`yyyyMMddHHmmss[SSS]`, a real date), or
+    """An instant time for reading as of a point: an instant as given (`values.parse_instant_time`), or
     a time (`parse_time_ms`) expressed in the timeline's time zone as Hudi writes instants
     (`hoodie.table.timeline.timezone`)."""
     value = text.strip()
     if INSTANT_TIME.fullmatch(value):
-        try:
-            dt.datetime.strptime(value[:14], "%Y%m%d%H%M%S")
-        except ValueError:
-            raise BadValueError(f"not an instant time: {shown(text)}") from None
-        return value
+        return parse_instant_time(text)
     ms = _epoch_ms(value)
     if ms is None:
         raise BadValueError(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.schedule import MAX_DELTA_COMMITS, ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import HudiMetaError
@@ -153,3 +153,12 @@ def test_the_cli_takes_the_limits_and_refuses_bad_ones_before_reading_or_writing
     assert waits.returncode == 0 and "3 delta commits since the last compaction (need 4)" in waits.stdout, waits
     done = cli(*schedule, "--trigger", "NUM_COMMITS", "--max-delta-commits", "3")
     assert done.returncode == 0 and done.stdout.startswith("scheduled compaction"), done.stderr
+
+
+@pytest.mark.parametrize("text", ["²", "１２", "+5", "5.0"])
+def test_a_table_limit_is_read_in_ascii_digits_only(text: str) -> None:
+    """hoodie.properties limits are read by `values.ascii_integer` (issue 37): '²' passes `isdigit` but not `int`,
+    '１２' passes `int`; both are refused in one line, never a ValueError."""
+    request = ScheduleRequest(trigger=Trigger.NUM_COMMITS, strategy=Strategy.UNBOUNDED)
+    with pytest.raises(HudiMetaError, match="is not a whole number from 1 to 1000000"):
+        MAX_DELTA_COMMITS.of(request, {MAX_DELTA_COMMITS.key: text})
