@@ -83,7 +83,7 @@ def v9(fixture_table: Any, tmp_path: Path) -> Path:
         ("retained for hours", ["{trips}", "--policy", "keep-latest-by-hours", "--retained", "3"], "--hours H"),
         ("not a number", ["{trips}", "--retained", "ten"], "got 'ten'"),
         ("bad property", ["{bad_props}"], "hoodie.clean.commits.retained='many' in hoodie.properties"),
-        ("metadata table not on storage", ["{mdt}", "--execute"], "names metadata table partitions (hoodie.table.metadata.partitions=files), but"),
+        ("metadata table not on storage", ["{mdt}", "--execute"], "(hoodie.table.metadata.partitions=files), but"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(
