@@ -31,7 +31,7 @@ from hudi_meta.compaction.strategies import (
 )
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import BadValueError, HudiMetaError, LimitError, WriteInProgressError
-from hudi_meta.format.links import LinkMode, is_exact, plan_link_mode
+from hudi_meta.format.links import THRESHOLD_PARAM, LinkMode, is_exact, plan_link_mode
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
 from hudi_meta.gc_pause import paused_gc
@@ -309,6 +309,25 @@ def _base_rewrites(
     return exact_rewrites(others, operations, latest, threshold_ms)
 
 
+def _held_by_exact_compactions(table: HudiTable, slices: Sequence[SliceInfo], threshold_ms: int) -> set[str]:
+    """Base instants of slices an exact event-time compaction at a threshold at or below T wrote: every version it
+    left after its threshold is one held for merge order (the rest went to the carry log), and with no log file of
+    the slice at or before T (it is not compacted now) a rewrite at T would hold the same versions again. They are
+    not rewritten (a second schedule at the same T plans nothing), and they keep the commit from publishing exact."""
+    out = set()
+    for base_instant in {s.base_instant for s in slices if s.base_file is not None}:
+        if not table.timeline.is_completed(base_instant) or not table.timeline.is_compaction(base_instant):
+            continue
+        try:
+            plan = table.compaction_plan(base_instant)
+        except (OSError, ValueError, HudiMetaError):
+            continue  # its plan is gone (archived): judged by its footer like any other base file
+        threshold = plan.strategy.strategy_params.get(THRESHOLD_PARAM, "") if plan.strategy is not None else ""
+        if is_exact(plan) and threshold.isdigit() and int(threshold) <= threshold_ms:
+            out.add(base_instant)
+    return out
+
+
 def _exact_blocked_by(table: HudiTable) -> tuple[str, ...]:
     """Pending compactions and clusterings: their base files join RO when they commit, whatever an exact plan
     scheduled now does, so its commit cannot publish exact (`plan.EXACT_BLOCKED_PARAM`)."""
@@ -409,10 +428,13 @@ def _schedule_indexed(
                 # the plan records what it achieves
                 strategy = EventTimeBasedCompactionStrategy(threshold_ms=threshold)
                 if request.exact:
-                    operations = [*operations, *_base_rewrites(table, slices, operations, event_time_field, threshold)]
+                    held = _held_by_exact_compactions(table, slices, threshold)
+                    rewritable = [s for s in slices if s.base_file is None or s.base_instant not in held]
+                    rewrites = _base_rewrites(table, rewritable, operations, event_time_field, threshold)
+                    operations = [*operations, *rewrites]
             if not operations:
                 return ScheduleResult(None, "nothing to compact", threshold_ms=threshold)
-            blocked = _exact_blocked_by(table) if request.exact else ()
+            blocked = tuple(sorted({*_exact_blocked_by(table), *held})) if request.exact else ()
             plan = build_plan(operations, strategy, instant, request.mode, request.exact, event_time_field, blocked)
             timeline = table.timeline_writer()
             timeline.request(Action.COMPACTION, instant, plan.to_bytes())
