@@ -16,7 +16,7 @@ compared with what the data table holds (docs/metadata-table.md section 8):
 - `mdt-unreadable`: a file of one of these partitions that cannot be read (its path); its file group is left out
   of the comparison, so one damaged file is one finding.
 
-Partitions hudi-meta does not keep on this table (`metadata_sync` refuses them) are not compared.
+Partitions hudi-meta does not keep on this table (`describe_metadata` refuses them) are not compared.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from hudi_meta.metadata.records import (
     ColumnStatsIndex,
     secondary_index_records,
 )
-from hudi_meta.metadata.sync import MetadataSync, metadata_sync
+from hudi_meta.metadata.sync import MetadataSync, describe_metadata
 from hudi_meta.table.committed_files import committed_data_files
 from hudi_meta.table.fs_view import latest_slice_for_snapshot
 from hudi_meta.table.instant import Action
@@ -131,7 +131,7 @@ def metadata_index_findings(table: HudiTable) -> list[Finding]:
     if not table.config.metadata_partitions:
         return []
     try:
-        sync = metadata_sync(table)
+        sync = describe_metadata(table)  # `check_table` read the MDT's structure first
         mdt = HudiTable.open(table.storage.uri(metadata_table_path(table)), table.storage.options)
     except (HudiMetaError, OSError):
         return []  # the listing check reports an MDT that cannot be opened; a partition we do not keep is not ours

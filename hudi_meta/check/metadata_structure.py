@@ -25,6 +25,5 @@ def metadata_structure_findings(table: HudiTable) -> list[Finding]:
     out = []
     for damage in metadata_damage(table):
         kind = _KIND.get(damage.kind, MDT_UNREADABLE)
-        detail = damage.problem if REMEDY in damage.problem else f"{damage.problem}; {REMEDY}"
-        out.append(Finding(kind, damage.path, detail))
+        out.append(Finding(kind, damage.path, f"{damage.problem}; {REMEDY}"))
     return out

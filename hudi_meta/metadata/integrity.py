@@ -64,11 +64,11 @@ class MetadataDamage:
 
 
 def missing_metadata_table(table: HudiTable, what: str) -> str:
-    """The one message for an MDT the properties name but storage does not hold (`what`: what is missing)."""
+    """The one message for an MDT the properties name but storage does not hold (`what`: what is missing); the
+    remedy is added where it is shown."""
     named = ",".join(metadata_partitions_now(table))
     return (
-        f"{table.base_path}: hoodie.properties names metadata table partitions ({PARTITIONS_KEY}={named}), but "
-        f"{what}; {REMEDY}"
+        f"{table.base_path}: hoodie.properties names metadata table partitions ({PARTITIONS_KEY}={named}), but {what}"
     )
 
 
@@ -79,7 +79,7 @@ def refuse_damaged(table: HudiTable) -> None:
     if not damage:
         return
     if damage[0].kind == MISSING:
-        raise MetadataTableDamagedError(damage[0].problem)
+        raise MetadataTableDamagedError(f"{damage[0].problem}; {REMEDY}")
     more = f" (and {len(damage) - 1} more: hudi-meta check lists them)" if len(damage) > 1 else ""
     raise MetadataTableDamagedError(
         f"{table.base_path}: the metadata table is damaged: {damage[0].line()}{more}; {REMEDY}"

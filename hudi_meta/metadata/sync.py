@@ -195,9 +195,19 @@ def _merged(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[str, int
 
 
 def metadata_sync(table: HudiTable) -> MetadataSync | None:
-    """The table's MDT as hudi-meta will keep it, None when it has none; refused (one line naming the partition)
-    when it names a partition hudi-meta cannot keep, while Hudi's indexer is building one, or when the MDT is
-    missing or damaged (`integrity.refuse_damaged`: it is read whole before anything is written)."""
+    """The table's MDT as hudi-meta will keep it, None when it has none; refused (one line) as `describe_metadata`
+    refuses it, or when the MDT is missing or damaged (`integrity.refuse_damaged`: it is read whole before anything
+    is written)."""
+    sync = describe_metadata(table)
+    if sync is not None:
+        refuse_damaged(table)  # everything a write reads of the MDT, read before the first write
+    return sync
+
+
+def describe_metadata(table: HudiTable) -> MetadataSync | None:
+    """The MDT partitions hudi-meta keeps and their definitions, from the properties alone (what a reader such as
+    `check` needs; writers go through `metadata_sync`); refused (one line naming the partition) when the table names
+    a partition hudi-meta cannot keep or one Hudi's indexer is building."""
     partitions = metadata_partitions_now(table)
     if not partitions:
         return None
@@ -216,7 +226,6 @@ def metadata_sync(table: HudiTable) -> MetadataSync | None:
                 f"{table.base_path}: hudi-meta does not keep metadata table partition {partition!r} of a version "
                 f"{table.config.version} table; drop that index to change the table with hudi-meta"
             )
-    refuse_damaged(table)  # everything a write reads of the MDT, read before the first write
     path, defs = _index_definitions(table)
     column_stats = None
     if COLUMN_STATS in partitions or PARTITION_STATS in partitions:
