@@ -4,6 +4,7 @@ every test runs after each step."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
 import uuid
@@ -220,3 +221,12 @@ def record_index_file_id(info: dict[str, Any]) -> str:
     bits = ((info["fileIdHighBits"] & (2**64 - 1)) << 64) | (info["fileIdLowBits"] & (2**64 - 1))
     head = str(uuid.UUID(int=bits))
     return head if info["fileIndex"] == -1 else f"{head}-{info['fileIndex']}"
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digests(root: str | Path) -> dict[str, str]:
+    """Every file under `root` (relative path) and its content's hash: what "byte for byte as it was" compares."""
+    return {str(p.relative_to(root)): digest(p.read_bytes()) for p in sorted(Path(root).rglob("*")) if p.is_file()}

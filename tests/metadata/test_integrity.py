@@ -15,7 +15,6 @@ hudi-meta's own reader.
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +39,7 @@ from hudi_meta.storage.local import LocalStorage
 from hudi_meta.table.table import HudiTable
 from tests.cli.helpers import cli
 from tests.hudi_rs import rs_read_table
+from tests.metadata.helpers import file_digests
 from tests.table.test_metadata_table import MDT_ZIPS
 
 THRESHOLD = "2026-01-01T00:00:00Z"  # after every record of the fixtures: every log file is compacted
@@ -58,15 +58,6 @@ def _newest_mdt_compaction(table: Path) -> tuple[str, Path]:
     """(instant, completed file) of the MDT's newest completed compaction (layout 2: `<t>_<c>.commit`)."""
     done = sorted((_mdt(table) / ".hoodie" / "timeline").glob("*_*.commit"))
     return done[-1].name.split("_")[0], done[-1]
-
-
-def _tree(table: Path) -> dict[str, str]:
-    """Every file under the table and its content's hash: what "byte for byte as it was" compares."""
-    return {
-        str(p.relative_to(table)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(table.rglob("*"))
-        if p.is_file()
-    }
 
 
 @pytest.mark.parametrize("stem", ["v8_trips_8i3u1d", "v9_txns_simple_meta"])
@@ -193,7 +184,7 @@ def test_a_damaged_mdt_is_refused_by_every_writing_command(
     kind = DAMAGES[damage](table)
     found = metadata_damage(HudiTable.open(str(table)))
     assert [d.kind for d in found] == [kind], found
-    before = _tree(table)
+    before = file_digests(table)
     with pytest.raises(MetadataTableDamagedError):
         write_client(HudiTable.open(str(table)))  # what ingest and the Spark writer write through
     t = hudi_meta.open_table(str(table), db)
@@ -204,10 +195,10 @@ def test_a_damaged_mdt_is_refused_by_every_writing_command(
     ):
         with pytest.raises(MetadataTableDamagedError):
             call()
-    assert _tree(table) == before
+    assert file_digests(table) == before
     findings = {(f.kind, f.path) for f in t.check(index=False).findings}  # check names what the writers refused
     assert {(FINDING[kind], d.path) for d in found} <= findings, findings
-    assert _tree(table) == before
+    assert file_digests(table) == before
     if damage not in THROUGH_THE_CLI:
         return
     for args in (
@@ -222,6 +213,6 @@ def test_a_damaged_mdt_is_refused_by_every_writing_command(
         assert out.returncode == 2, (args, out.stdout, out.stderr)
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and "metadata table" in lines[0] and "Traceback" not in out.stderr, (args, out.stderr)
-        assert _tree(table) == before, args
+        assert file_digests(table) == before, args
     check = cli("--db", db, "check", str(table))
     assert check.returncode == 3, check.stdout + check.stderr

@@ -8,7 +8,6 @@ sequence replays as ordinary calls.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 import posixpath
 import shutil
@@ -76,7 +75,7 @@ from tests.compaction.core import foreign_commit, move_to_archived
 from tests.crashes import Crash, crash_at
 from tests.hudi_rs import rs_read_table
 from tests.index.summary_model import summary_drift
-from tests.metadata.helpers import expected_listing
+from tests.metadata.helpers import digest, expected_listing, file_digests
 from tests.model.model import (
     COMMIT_TIME_ORDERING,
     DEFAULT_PAYLOAD,
@@ -800,7 +799,7 @@ class ModelTable:
         damaged = bytearray(good)
         for i in range(offset + 40, min(offset + 48, len(good))):  # inside the first HFile data block
             damaged[i] ^= 0xFF
-        before = _tree(self.path)
+        before = file_digests(self.path)
         path.write_bytes(bytes(damaged))
         self.log.append(f"damaged {path.relative_to(self.path)} at {offset + 40}")
         try:
@@ -816,7 +815,7 @@ class ModelTable:
                 except MetadataTableDamagedError:
                     continue
                 raise AssertionError(f"a write was not refused on a damaged metadata table ({path})")
-            assert _tree(self.path) == {**before, str(path.relative_to(self.path)): _digest(bytes(damaged))}
+            assert file_digests(self.path) == {**before, str(path.relative_to(self.path)): digest(bytes(damaged))}
         finally:
             path.write_bytes(good)
 
@@ -1141,12 +1140,3 @@ def _just_before(instant: str) -> str:
     """The instant time 1 ms before `instant` (yyyyMMddHHmmssSSS)."""
     t = dt.datetime.strptime(instant[:14], "%Y%m%d%H%M%S") + dt.timedelta(milliseconds=int(instant[14:17]) - 1)
     return t.strftime("%Y%m%d%H%M%S") + f"{t.microsecond // 1000:03d}"
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _tree(root: str) -> dict[str, str]:
-    """Every file under `root` and its content's hash ("byte for byte as it was")."""
-    return {str(p.relative_to(root)): _digest(p.read_bytes()) for p in sorted(Path(root).rglob("*")) if p.is_file()}
