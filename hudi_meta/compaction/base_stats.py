@@ -18,14 +18,8 @@ import pyarrow.parquet as pq
 
 from hudi_meta.compaction.plan_records import SliceInfo
 from hudi_meta.storage import Storage
-from hudi_meta.table.event_time import to_epoch_ms
+from hudi_meta.table.event_time import number_unit, to_epoch_ms
 from hudi_meta.table.file_group_reader import base_file_errors
-
-_UNIT_LIMITS = (10**11, 10**14)  # numbers below 10^11 read as seconds, below 10^14 as ms, else us (event_time.py)
-
-
-def _unit(value: int | float) -> int:
-    return sum(abs(value) >= limit for limit in _UNIT_LIMITS)
 
 
 def _bound_ms(low: object, high: object) -> int | None:
@@ -33,7 +27,7 @@ def _bound_ms(low: object, high: object) -> int | None:
     if isinstance(high, bool | str | bytes):
         return None
     if isinstance(high, int | float) and isinstance(low, int | float):
-        if _unit(low) != _unit(high):  # to_epoch_ms is monotonic within one unit only
+        if number_unit(low) != number_unit(high):  # to_epoch_ms is monotonic within one unit only
             return None
         return to_epoch_ms(high)
     if isinstance(high, dt.datetime | dt.date):

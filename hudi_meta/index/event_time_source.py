@@ -32,7 +32,7 @@ from hudi_meta.errors import BadValueError
 from hudi_meta.format.block_content import BlockDecodeError, decode_data_block, decode_delete_records
 from hudi_meta.format.log_block import BlockType, LogBlock
 from hudi_meta.spelling import closest
-from hudi_meta.table.event_time import to_epoch_ms
+from hudi_meta.table.event_time import MILLIS_BELOW, SECONDS_BELOW, to_epoch_ms
 from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.schema import nested_field, table_schema
 from hudi_meta.table.table import HudiTable
@@ -47,9 +47,6 @@ UNAVAILABLE = "unavailable"  # unknown: no event-time field, undecodable content
 
 KNOWN = (HEADER, WRITE_STAT, RECORD_SCAN, INSTANT_TIME)
 DATA_TYPES = ("avro_data", "parquet_data", "cdc_data", "delete")  # stored block types that carry event times
-
-_SECONDS_BELOW = 10**11  # the bucket edges of `number_to_epoch_ms`: within a bucket the rule is monotonic
-_MILLIS_BELOW = 10**14
 
 
 @dataclass(frozen=True)
@@ -78,9 +75,9 @@ def column_min_max(column: pa.ChunkedArray | pa.Array) -> tuple[int | None, int 
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
         magnitude = pc.abs(values)
         buckets = [
-            pc.less(magnitude, _SECONDS_BELOW),
-            pc.and_(pc.greater_equal(magnitude, _SECONDS_BELOW), pc.less(magnitude, _MILLIS_BELOW)),
-            pc.greater_equal(magnitude, _MILLIS_BELOW),
+            pc.less(magnitude, SECONDS_BELOW),
+            pc.and_(pc.greater_equal(magnitude, SECONDS_BELOW), pc.less(magnitude, MILLIS_BELOW)),
+            pc.greater_equal(magnitude, MILLIS_BELOW),
         ]
         found: list[int] = []
         for mask in buckets:
@@ -110,9 +107,9 @@ def count_before(column: pa.ChunkedArray | pa.Array, threshold_ms: int) -> int:
         magnitude = pc.abs(whole)
         # epoch ms of v below T, per unit of `number_to_epoch_ms`: s: v*1000 < T; ms: v < T; us: v // 1000 < T
         units = [
-            (pc.less(magnitude, _SECONDS_BELOW), -(-threshold_ms // 1000)),
-            (pc.and_(pc.greater_equal(magnitude, _SECONDS_BELOW), pc.less(magnitude, _MILLIS_BELOW)), threshold_ms),
-            (pc.greater_equal(magnitude, _MILLIS_BELOW), threshold_ms * 1000),
+            (pc.less(magnitude, SECONDS_BELOW), -(-threshold_ms // 1000)),
+            (pc.and_(pc.greater_equal(magnitude, SECONDS_BELOW), pc.less(magnitude, MILLIS_BELOW)), threshold_ms),
+            (pc.greater_equal(magnitude, MILLIS_BELOW), threshold_ms * 1000),
         ]
         return sum(_count_less(whole.filter(mask), below) for mask, below in units)
     if pa.types.is_date32(kind):

@@ -9,14 +9,22 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+SECONDS_BELOW = 10**11  # numbers below are epoch seconds (until 5138)
+MILLIS_BELOW = 10**14  # numbers below (and at least SECONDS_BELOW) are epoch ms, the rest epoch us
+
+
+def number_unit(v: int | float) -> int:
+    """0 for seconds, 1 for milliseconds, 2 for microseconds (`number_to_epoch_ms` is monotonic within one)."""
+    return (abs(v) >= SECONDS_BELOW) + (abs(v) >= MILLIS_BELOW)
+
 
 def number_to_epoch_ms(v: int) -> int:
     """The one rule for numeric times, event-time values and typed thresholds alike: below 1e11 the number
     is epoch seconds (until 5138), below 1e14 epoch milliseconds, else epoch microseconds. Java Hudi's write
     stats read 10-digit values as seconds and 13-digit values as milliseconds, so both agree."""
-    if abs(v) < 10**11:
+    if abs(v) < SECONDS_BELOW:
         return v * 1000
-    if abs(v) >= 10**14:
+    if abs(v) >= MILLIS_BELOW:
         return v // 1000
     return v
 
