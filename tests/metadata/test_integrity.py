@@ -26,6 +26,7 @@ from hudi_meta.check.files import MDT_DUPLICATE_BASE_FILE, MDT_LOST_BASE_FILE, M
 from hudi_meta.format.file_names import BaseFileName
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.metadata.compaction import compact_if_necessary
+from hudi_meta.metadata.crash import set_crash_hook as set_mdt_crash_hook
 from hudi_meta.metadata.integrity import (
     DUPLICATE_BASE_FILE,
     LOST_BASE_FILE,
@@ -38,6 +39,7 @@ from hudi_meta.metadata.sync import write_client
 from hudi_meta.storage.local import LocalStorage
 from hudi_meta.table.table import HudiTable
 from tests.cli.helpers import cli
+from tests.crashes import Crash, crash_at
 from tests.hudi_rs import rs_read_table
 from tests.metadata.helpers import file_digests
 from tests.table.test_metadata_table import MDT_ZIPS
@@ -216,3 +218,23 @@ def test_a_damaged_mdt_is_refused_by_every_writing_command(
         assert file_digests(table) == before, args
     check = cli("--db", db, "check", str(table))
     assert check.returncode == 3, check.stdout + check.stderr
+
+
+@pytest.mark.parametrize("step", ["rollback-after-requested", "rollback-after-files", "rollback-after-complete"])
+def test_a_kill_inside_the_rollback_of_a_failed_mdt_compaction_is_finished_by_the_next_call(
+    step: str, fixture_table: Callable[[Path], Path], tmp_path: Path
+) -> None:
+    """Rule (docs/metadata-table.md 6.7): a kill at any step of that rollback leaves it pending (or the compaction
+    inflight again); the next call finishes the rollback and the compaction, with one base file per group of the
+    instant, and hudi-rs reads through the MDT."""
+    table = _java_table(fixture_table, tmp_path, "v9_txns_simple_meta")
+    instant, completed = _newest_mdt_compaction(table)
+    completed.unlink()
+    with pytest.raises(Crash), crash_at(set_mdt_crash_hook, step):
+        compact_if_necessary(HudiTable.open(str(table)))
+    compact_if_necessary(HudiTable.open(str(table)))
+    names = [BaseFileName.parse(p.name).file_id for p in _mdt(table).rglob(f"*_{instant}.hfile")]
+    assert names and len(names) == len(set(names)), names
+    assert list((_mdt(table) / ".hoodie" / "timeline").glob(f"{instant}_*.commit"))
+    assert metadata_damage(HudiTable.open(str(table))) == []
+    assert rs_read_table(str(table), metadata=True).num_rows == rs_read_table(str(table), metadata=False).num_rows
