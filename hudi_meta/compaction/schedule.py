@@ -309,6 +309,22 @@ def _base_rewrites(
     return exact_rewrites(others, operations, latest, threshold_ms)
 
 
+def _exact_base_rewrites(
+    table: HudiTable,
+    slices: Sequence[SliceInfo],
+    operations: Sequence[PlannedOperation],
+    event_time_field: str | None,
+    threshold_ms: int,
+) -> tuple[list[PlannedOperation], set[str]]:
+    """The base-file rewrites of an exact plan, and the base instants it leaves alone although their base files may
+    hold records after T: those an exact compaction at or below T wrote (`_held_by_exact_compactions`). Only these
+    keep the commit from publishing exact; a held base file whose slice is compacted now, or whose footer shows no
+    record after T, does not."""
+    wanted = _base_rewrites(table, slices, operations, event_time_field, threshold_ms)
+    held = _held_by_exact_compactions(table, [op.slice for op in wanted], threshold_ms)
+    return [op for op in wanted if op.slice.base_instant not in held], held
+
+
 def _held_by_exact_compactions(table: HudiTable, slices: Sequence[SliceInfo], threshold_ms: int) -> set[str]:
     """Base instants of slices an exact event-time compaction at a threshold at or below T wrote: every version it
     left after its threshold is one held for merge order (the rest went to the carry log), and with no log file of
@@ -406,6 +422,7 @@ def _schedule_indexed(
             refuse_moving_back(conn, table_id, threshold)
         instant = table.new_instant_time()
         strategy = _strategy(request, threshold, props)
+        held: set[str] = set()  # base files an exact plan leaves holding records after T (they block exact)
         with paused_gc():  # one collector pass after the plan's objects are gone, not many during
             slices = candidate_slices(engine, table_id, instant, with_base_only=request.exact)
             operations = plan_operations(slices, strategy)
@@ -428,9 +445,7 @@ def _schedule_indexed(
                 # the plan records what it achieves
                 strategy = EventTimeBasedCompactionStrategy(threshold_ms=threshold)
                 if request.exact:
-                    held = _held_by_exact_compactions(table, slices, threshold)
-                    rewritable = [s for s in slices if s.base_file is None or s.base_instant not in held]
-                    rewrites = _base_rewrites(table, rewritable, operations, event_time_field, threshold)
+                    rewrites, held = _exact_base_rewrites(table, slices, operations, event_time_field, threshold)
                     operations = [*operations, *rewrites]
             if not operations:
                 return ScheduleResult(None, "nothing to compact", threshold_ms=threshold)
