@@ -64,9 +64,9 @@ from hudi_meta.table.file_group_reader import (
 )
 from hudi_meta.table.fs_view import is_committed
 from hudi_meta.table.instant import Action, Instant
-from hudi_meta.table.lock import table_lock
+from hudi_meta.table.lock import run_lock, table_lock
 from hudi_meta.table.merge import MergeMode, MergeSpec, is_natural_order
-from hudi_meta.table.table import HudiTable
+from hudi_meta.table.table import AUX_DIR, HudiTable
 from hudi_meta.table.writer import WriteContext
 
 CRASH_AT_ENV = "HUDI_META_CRASH_AT"  # failure injection for crash tests: kill -9 this process at a named step
@@ -531,6 +531,22 @@ def run_compaction(
     "running" before the tasks and "committing" before the links and the commit (the service records it)."""
     check_compactable(table)
     instant = instant or oldest_pending(table)
+    with run_lock(table.storage, run_lock_path(table, instant), table.config.props, f"run compaction {instant}"):
+        return _run_compaction(table, instant, map_tasks, on_phase)
+
+
+def run_lock_path(table: HudiTable, instant: str) -> str:
+    """One process runs a compaction at a time: a second run of the same plan would rewrite, and first delete, base
+    files the first one may have committed meanwhile. The lock lives in `.hoodie/.aux`, Hudi's folder for
+    auxiliary files, which readers do not list (docs/concurrency.md section 1)."""
+    folder = posixpath.join(table.meta_path, AUX_DIR)
+    table.storage.makedirs(folder)
+    return posixpath.join(folder, f"{instant}.compaction.run.lock")
+
+
+def _run_compaction(
+    table: HudiTable, instant: str, map_tasks: MapTasks, on_phase: Callable[[str], None] | None
+) -> Instant:
     if instant in interrupted_compaction_rollbacks(table):
         _finish_taking_back(table, instant)
     plan = _plan_to_run(table, instant)

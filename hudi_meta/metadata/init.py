@@ -42,7 +42,7 @@ from hudi_meta.table.committed_files import committed_data_files
 from hudi_meta.table.instant import Action
 from hudi_meta.table.lock import table_lock
 from hudi_meta.table.metadata_table import FILES_PARTITION
-from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
+from hudi_meta.table.table import AUX_DIR, META_DIR, PROPERTIES, HudiTable
 from hudi_meta.table.timeline import TimelineWriter
 from hudi_meta.table.writer import PARTITION_METADATA, WRITE_VERSIONS
 
@@ -175,7 +175,7 @@ def _new_mdt(table: HudiTable) -> HudiTable:
     _remove_tree(storage, root)
     crash_point("init-after-cleanup")
     meta = posixpath.join(root, META_DIR)
-    for folder in (".aux", ".temp", ".schema") + (("timeline/history",) if table.config.version >= 8 else ()):
+    for folder in (AUX_DIR, ".temp", ".schema") + (("timeline/history",) if table.config.version >= 8 else ()):
         storage.makedirs(posixpath.join(meta, folder))
     props = format_properties(with_checksum(mdt_properties(table)))
     storage.create_atomic(posixpath.join(meta, PROPERTIES), props.encode("utf-8"))

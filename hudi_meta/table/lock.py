@@ -61,14 +61,34 @@ def _number(props: Mapping[str, str], key: str, default: int) -> int:
 @contextmanager
 def table_lock(storage: Storage, meta_path: str, props: Mapping[str, str], what: str) -> Iterator[None]:
     """Hold the table lock for `what` (named in the lock file and in the error when it cannot be had)."""
-    path = lock_path(meta_path, props)
+    expire_ms = _number(props, EXPIRE_KEY, DEFAULT_EXPIRE_MINUTES) * 60_000
+    with file_lock(storage, lock_path(meta_path, props), what, expire_ms, _number(props, WAIT_KEY, DEFAULT_WAIT_MS)):
+        yield
+
+
+@contextmanager
+def run_lock(storage: Storage, path: str, props: Mapping[str, str], what: str) -> Iterator[None]:
+    """Hold lock file `path` for a long section (a compaction run) or refuse at once: it expires as the table lock
+    does (`hoodie.write.lock.filesystem.expire`), so a background thread rewrites it every third of that while the
+    section runs; a holder killed on another host stops renewing it, and the lock is taken over after the expiry."""
+    expire_ms = _number(props, EXPIRE_KEY, DEFAULT_EXPIRE_MINUTES) * 60_000
+    with file_lock(storage, path, what, expire_ms, wait_ms=0, renew=bool(expire_ms)):
+        yield
+
+
+@contextmanager
+def file_lock(
+    storage: Storage, path: str, what: str, expire_ms: int, wait_ms: int, renew: bool = False
+) -> Iterator[None]:
+    """Hold the lock file `path` for `what`, by the rules of the table lock (module docstring); `expire_ms` 0: it
+    never expires (only a holder known gone is taken over), `wait_ms` 0: refuse at once when it is held; `renew`:
+    rewrite it every third of `expire_ms` while held."""
     held: set[str] = _held.__dict__.setdefault("paths", set())
     key = storage.uri(path)
     if key in held:  # re-entered by the thread that holds it
         yield
         return
-    expire_ms = _number(props, EXPIRE_KEY, DEFAULT_EXPIRE_MINUTES) * 60_000
-    deadline = time.monotonic() + _number(props, WAIT_KEY, DEFAULT_WAIT_MS) / 1000
+    deadline = time.monotonic() + wait_ms / 1000
     owner = f"{what} by {socket.gethostname()}:{os.getpid()} at {dt.datetime.now(dt.UTC).isoformat()} {uuid.uuid4()}"
     pause = 0.005
     while True:
@@ -78,28 +98,47 @@ def table_lock(storage: Storage, meta_path: str, props: Mapping[str, str], what:
         except FileExistsError:
             pass
         if expire_ms and _expired(storage, path, expire_ms):
-            log.warning("taking over the expired table lock %s", path)
+            log.warning("taking over the expired lock %s", path)
             storage.delete(path)
             continue
         holder = _holder(storage, path)
         if _holder_is_gone(holder) and _holder(storage, path) == holder:  # read again: narrows the takeover race
-            log.warning("taking over the table lock %s: its holder on this host is gone", path)
+            log.warning("taking over the lock %s: its holder on this host is gone", path)
             storage.delete(path)
             continue
         if time.monotonic() >= deadline:
             raise TableLockTimeoutError(
-                f"{what}: the table lock {path} is held by another process ({_holder(storage, path)}); try again, "
+                f"{what}: the lock {path} is held by another process ({_holder(storage, path)}); try again, "
                 f"or delete the file if its holder is gone"
             ) from None
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
     held.add(key)
+    stop = threading.Event()
+    renewer = threading.Thread(
+        target=_renew, args=(storage, path, owner, expire_ms / 3000, stop), name=f"lock-{what}", daemon=True
+    )
+    if renew:
+        renewer.start()
     try:
         yield
     finally:
+        stop.set()
+        if renew:
+            renewer.join()  # a renewal in flight must not write the lock again after it is deleted below
         held.discard(key)
         if _holder(storage, path) == owner:  # never delete a lock another process took over
             storage.delete(path)
+
+
+def _renew(storage: Storage, path: str, owner: str, every_s: float, stop: threading.Event) -> None:
+    """Rewrite the lock (its modification time is its age) until `stop`, while it is still ours."""
+    while not stop.wait(every_s):
+        try:
+            if _holder(storage, path) == owner:
+                storage.replace_atomic(path, owner.encode())
+        except OSError as e:  # the next renewal tries again; an expired lock is taken over by design
+            log.warning("cannot renew lock %s: %s", path, e)
 
 
 def _expired(storage: Storage, path: str, expire_ms: int) -> bool:

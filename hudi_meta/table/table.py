@@ -63,6 +63,7 @@ from hudi_meta.table.timeline import Timeline, TimelineWriter, new_instant_time
 from hudi_meta.table.times import parse_instant
 
 META_DIR = ".hoodie"
+AUX_DIR = ".aux"  # .hoodie/.aux: Hudi's folder for auxiliary files (no reader lists it)
 PROPERTIES = "hoodie.properties"
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 

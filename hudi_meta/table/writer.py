@@ -71,7 +71,7 @@ from hudi_meta.table.lock import table_lock
 from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
 from hudi_meta.table.record_keys import drop_soft_deleted, record_key_array
 from hudi_meta.table.schema import latest_commit_schema
-from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
+from hudi_meta.table.table import AUX_DIR, META_DIR, PROPERTIES, HudiTable
 from hudi_meta.table.write_targets import FileGroupTarget, target_for
 
 META_COLUMNS = (
@@ -161,7 +161,7 @@ def create_table(
         props[MIN_EVENT_TIME_HEADER] = "true"
     props.update(extra_props or {})
     meta = posixpath.join(base_path, META_DIR)
-    storage.makedirs(posixpath.join(meta, ".aux"))
+    storage.makedirs(posixpath.join(meta, AUX_DIR))
     storage.makedirs(posixpath.join(meta, ".temp"))
     if version >= 8:
         storage.makedirs(posixpath.join(meta, "timeline", "history"))

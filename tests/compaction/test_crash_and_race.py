@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from hudi_meta.compaction.run import CRASH_AT_ENV, run_compaction
+from hudi_meta.compaction.run import CRASH_AT_ENV, run_compaction, run_lock_path
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.metadata.integrity import MetadataTableDamagedError
+from hudi_meta.table.lock import run_lock
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.writer import create_table
 from tests.cli.helpers import cli
@@ -142,3 +143,22 @@ def test_cli_errors_are_one_line(scheduled: tuple[Path, str, str], tmp_path: Pat
         assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1, args
     busy = cli("--db", str(db), "compaction", "schedule", str(table), "--threshold", "0")
     assert busy.returncode == 0 and busy.stdout.startswith("nothing scheduled: a compaction or clustering is pending")
+
+
+def test_a_second_run_of_a_running_compaction_is_refused(scheduled: tuple[Path, str, str], tmp_path: Path) -> None:
+    """Rule (docs/concurrency.md section 1): one process runs a compaction at a time. A second run of the same plan
+    would first delete, then rewrite, base files the first may have committed meanwhile (a kill in between loses
+    committed records); it is refused in one line before anything is written, and runs once the first is done."""
+    source, url, instant = scheduled
+    table = copy_table(source, tmp_path / "t")
+    db = shutil.copy(url.removeprefix("sqlite:///"), tmp_path / "store.db")
+    opened = HudiTable.open(str(table))
+    before = files_of(str(table))
+    with run_lock(opened.storage, run_lock_path(opened, instant), opened.config.props, "run compaction (test)"):
+        out = cli("--db", str(db), "compaction", "run", str(table), "--engine", "local")
+        assert out.returncode == 2 and f"run compaction {instant}: the lock" in out.stderr, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+        assert files_of(str(table)) == before
+    out = cli("--db", str(db), "compaction", "run", str(table), "--engine", "local")
+    assert out.returncode == 0, out.stderr
+    assert not list((table / ".hoodie" / ".aux").glob("*.lock")), "the lock goes with the run"

@@ -9,13 +9,16 @@ import socket
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from hudi_meta.errors import TableLockTimeoutError
 from hudi_meta.storage import storage_for
-from hudi_meta.table.lock import WAIT_KEY, table_lock
+from hudi_meta.storage.base import Storage
+from hudi_meta.table.lock import WAIT_KEY, file_lock, table_lock
 
 SHORT_WAIT = {WAIT_KEY: "300"}
 
@@ -72,3 +75,39 @@ def test_a_live_or_unknown_holder_keeps_it(tmp_path: Path, where: str) -> None:
     ):
         pass
     assert (tmp_path / "lock").read_text() == holder
+
+
+def test_a_renewed_lock_is_not_taken_over_as_expired_and_an_abandoned_one_is(tmp_path: Path) -> None:
+    """Rule (`file_lock`, `renew`): a long section keeps its lock fresh, so another process does not take it over
+    as expired while the holder lives; a lock nobody renews is taken over once older than the expiry."""
+    storage, _ = storage_for(str(tmp_path))
+    path = str(tmp_path / "run.lock")
+    with file_lock(storage, path, "long run", expire_ms=300, wait_ms=0, renew=True):
+        time.sleep(0.8)  # more than twice the expiry
+        with pytest.raises(TableLockTimeoutError, match="long run by"):
+            _in_another_thread(lambda: _take(storage, path))
+    (tmp_path / "run.lock").write_text(_owner("elsewhere", 1))  # a holder on another host that stopped renewing
+    time.sleep(0.4)
+    _take(storage, path)
+
+
+def _take(storage: Storage, path: str) -> None:
+    with file_lock(storage, path, "second", expire_ms=300, wait_ms=0):
+        pass
+
+
+def _in_another_thread(call: Callable[[], None]) -> None:
+    """Run `call` in a thread of its own (the lock is re-entrant per thread) and raise what it raised."""
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            call()
+        except BaseException as e:  # handed back to the caller
+            errors.append(e)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
