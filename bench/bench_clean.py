@@ -61,10 +61,10 @@ from hudi_meta.clean.plan import (
 )
 from hudi_meta.clean.run import groups_from_index
 from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter
-from hudi_meta.table.writer import create_table
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.timeline.timeline import TimelineWriter
+from hudi_meta.write.writer import create_table
 
 PARTITIONS = 10
 BASE = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

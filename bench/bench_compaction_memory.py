@@ -36,7 +36,7 @@ from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.write.writer import WriteClient, create_table
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 MODES = ("idle", "base-file", "compaction")  # the compaction last: it adds a base file

@@ -31,11 +31,11 @@ import pyarrow as pa
 from timing import measure
 from workspace import bench_parser, work_dir
 
+from hudi_meta.file_group.reader import ReadStats, decode_log_blocks
 from hudi_meta.format.block_content import decode_avro_records
 from hudi_meta.format.log_reader import read_blocks, read_content
 from hudi_meta.format.log_writer import EncodedBlock, append_blocks, avro_data_block
 from hudi_meta.storage import LocalStorage
-from hudi_meta.table.file_group_reader import ReadStats, decode_log_blocks
 
 SCHEMA = json.dumps(
     {

@@ -50,7 +50,7 @@ from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import insert_ignore_tuples
 from hudi_meta.storage import LocalStorage
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.write.writer import WriteClient
 
 PARTITIONS, GROUPS, COMMITS = 4, 50, 10  # 200 log files; blocks per commit scales with --blocks
 PARENTS = ("file_group", "file_slice", "log_file")  # what a block's row needs in the store before it

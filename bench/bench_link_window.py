@@ -27,7 +27,7 @@ from hudi_meta.demo.event_stream import SCHEMA, create_events_table
 from hudi_meta.format.links import LinkMode
 from hudi_meta.table.bucket_index import new_bucket_file_id
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.write.writer import WriteClient
 
 T0 = 1_767_225_600_000
 

@@ -31,7 +31,7 @@ from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.format.links import LinkMode
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.write.writer import WriteClient, create_table
 
 T0 = 1_767_225_600_000
 

@@ -38,9 +38,9 @@ from timing import Timings, measure
 from workspace import bench_parser, work_dir
 
 from hudi_meta.compaction import stream
+from hudi_meta.file_group.reader import ReadStats, decode_log_blocks
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.storage import LocalStorage
-from hudi_meta.table.file_group_reader import ReadStats, decode_log_blocks
 
 T = TypeVar("T")
 

@@ -32,7 +32,7 @@ from workspace import bench_parser, work_dir
 
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.write.writer import WriteClient, create_table
 
 PARTITIONS = 5
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z

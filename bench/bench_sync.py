@@ -36,7 +36,7 @@ from hudi_meta.sync.catalog import RetryPolicy
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.hms import HmsCatalog
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.write.writer import WriteClient, create_table
 
 WRITES = ("alter_table", "create_table", "add_partitions_req", "create_database")
 

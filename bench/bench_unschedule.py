@@ -38,7 +38,7 @@ from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.write.writer import WriteClient, create_table
 
 
 def build(path: Path, file_groups: int, partitions: int, store_url: str) -> str:

@@ -24,7 +24,7 @@ from hudi_meta.index.models import compaction_plan_table, instant_table
 from hudi_meta.index.sql import connected
 from hudi_meta.index.states import PENDING_PLAN_STATES
 from hudi_meta.index.sync_runs import SyncRun, last_sync_run
-from hudi_meta.table.instant import Action, Instant, State, instant_epoch_ms
+from hudi_meta.timeline.instant import Action, Instant, State, instant_epoch_ms
 
 PREFIX = "hudi_meta_"
 MetricValues = dict[str, tuple[str, float | None]]  # name -> (help, value); None: not known now

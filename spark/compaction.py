@@ -10,8 +10,8 @@ from pyspark.sql import SparkSession
 
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.format.table_service_metadata import CompactionOperation
-from hudi_meta.table.instant import Instant
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Instant
 
 
 def run(

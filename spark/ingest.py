@@ -14,9 +14,9 @@ from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.progress import Report, silent
 from hudi_meta.storage import storage_for
 from hudi_meta.table.bucket_index import DEFAULT_BUCKETS, check_buckets
-from hudi_meta.table.instant import Instant
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import CURRENT_VERSION, create_table
+from hudi_meta.timeline.instant import Instant
+from hudi_meta.write.writer import CURRENT_VERSION, create_table
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from pyspark.sql.types import ByteType, DataType, IntegerType, LongType, ShortTy
 
 from hudi_meta.table import bucket_index
 from hudi_meta.table.config import DEFAULT_PARTITION_PATH, TableConfig
-from hudi_meta.table.writer import WriteContext, partition_path_array
+from hudi_meta.write.writer import WriteContext, partition_path_array
 
 PARTITION_COL = "_hm_partition"
 BUCKET_COL = "_hm_bucket"

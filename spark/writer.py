@@ -30,11 +30,11 @@ from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import WriteStat
 from hudi_meta.metadata.sync import metadata_sync, rollback_hook, write_client
 from hudi_meta.table import bucket_index
-from hudi_meta.table.failed_writes import rollback_failed_writes
-from hudi_meta.table.instant import Instant
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.write_targets import FileGroupTarget
-from hudi_meta.table.writer import (
+from hudi_meta.timeline.instant import Instant
+from hudi_meta.write.failed_writes import rollback_failed_writes
+from hudi_meta.write.write_targets import FileGroupTarget
+from hudi_meta.write.writer import (
     META_COLUMNS,
     WriteClient,
     WriteContext,
@@ -248,7 +248,7 @@ def _write(
     assert num_buckets is not None
     schema = None if operation == "delete" else _target_schema(table, df, client.context)
     # targets after begin: a compaction planned before this write's instant existed is in its view (one planned
-    # after it makes the commit fail and roll the write back, `hudi_meta.table.conflicts`)
+    # after it makes the commit fail and roll the write back, `hudi_meta.write.conflicts`)
     client.begin()
     ctx = client.context  # the instant is final once begun
     targets = {

@@ -15,7 +15,7 @@ from hudi_meta.demo.local_servers import free_port
 from hudi_meta.freshness import Freshness
 from hudi_meta.index.sync_runs import SyncRun
 from hudi_meta.metrics import ServiceRun, last_run, metric_values, render
-from hudi_meta.table.instant import Action, Instant, State
+from hudi_meta.timeline.instant import Action, Instant, State
 from tests.cli.helpers import cli
 from tests.compaction.core import at, rows
 from tests.sync.helpers import compacted_table

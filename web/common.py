@@ -16,8 +16,8 @@ from hudi_meta.errors import BadValueError
 from hudi_meta.index import browse
 from hudi_meta.index.browse import MAX_PAGE_SIZE, Page, TableRow
 from hudi_meta.table.config import timeline_zone
-from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.times import duration_ms, format_time_ms, now_ms, parse_duration_ms, parse_time_ms, time_ms
+from hudi_meta.timeline.instant import instant_epoch_ms
 from hudi_meta.values import parse_flag, parse_whole, shown, whole_in_range
 
 from . import readable, store

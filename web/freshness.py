@@ -30,7 +30,7 @@ from hudi_meta.index.models import (
     sync_run_table,
 )
 from hudi_meta.index.states import BlockStatus
-from hudi_meta.table.instant import State, instant_epoch_ms
+from hudi_meta.timeline.instant import State, instant_epoch_ms
 
 ON_TIME_FACTOR = 2  # lag up to this many data latencies is on time
 MAX_COMPACTIONS = 200  # the history reaches back this many event-time compactions

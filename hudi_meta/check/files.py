@@ -35,16 +35,16 @@ from typing import Any
 
 from hudi_meta.compaction.undo import plan_breakers
 from hudi_meta.errors import CorruptFileError, HudiMetaError
+from hudi_meta.file_group.fs_view import is_committed
 from hudi_meta.format.file_names import BaseFileName, LogFileName, slice_of_file
 from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY, THRESHOLD_KEY, carry_log_name, has_carry_log
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionPlan, RollbackMetadata
 from hudi_meta.storage.base import Storage
-from hudi_meta.table.fs_view import is_committed
-from hudi_meta.table.instant import WRITE_ACTIONS, Action
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_duration_ms, format_time_ms
 from hudi_meta.table.times import now_ms as current_ms
+from hudi_meta.timeline.instant import WRITE_ACTIONS, Action
 
 DANGLING_LINK = "dangling-link"
 LINK_TO_LINK = "link-to-link"

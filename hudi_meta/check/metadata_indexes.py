@@ -39,6 +39,7 @@ from hudi_meta.check.files import (
     Finding,
 )
 from hudi_meta.errors import HudiMetaError, UnsupportedTableError
+from hudi_meta.file_group.fs_view import latest_slice_for_snapshot
 from hudi_meta.format.block_content import KeyedRecord
 from hudi_meta.format.file_names import BaseFileName
 from hudi_meta.metadata.column_ranges import ColumnRange, ValueType, file_ranges, merge_all
@@ -54,8 +55,6 @@ from hudi_meta.metadata.records import (
 )
 from hudi_meta.metadata.sync import MetadataSync, describe_metadata
 from hudi_meta.table.committed_files import committed_data_files
-from hudi_meta.table.fs_view import latest_slice_for_snapshot
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import (
     merge_log_records,
     merge_with_base,
@@ -64,6 +63,7 @@ from hudi_meta.table.metadata_table import (
     valid_instants,
 )
 from hudi_meta.table.table import HudiTable, QueryKind
+from hudi_meta.timeline.instant import Action
 
 REMEDY = "rebuild that index with Hudi (drop the partition and index it again), or re-create the metadata table"
 MAX_PER_PARTITION = 50  # findings listed per MDT partition; the rest are counted in one more line

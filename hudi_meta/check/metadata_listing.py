@@ -23,10 +23,10 @@ import posixpath
 from hudi_meta.check.files import MDT_EXTRA_FILE, MDT_MISSING_FILE, MDT_SIZE_DIFFERS, MDT_UNREADABLE, Finding
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.table.committed_files import committed_data_files
-from hudi_meta.table.failed_writes import rollback_target
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.failed_writes import rollback_target
 
 REMEDY = "re-create the metadata table with Hudi (or drop it), or run the pending action again"
 

@@ -42,9 +42,9 @@ from hudi_meta.format.table_service_metadata import (
     file_name,
 )
 from hudi_meta.progress import Report, silent
-from hudi_meta.table.instant import Action, Instant, State
-from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.lock import table_lock
 
 log = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from hudi_meta.errors import BadValueError, CleanConfigError
+from hudi_meta.file_group.fs_view import is_committed
 from hudi_meta.spelling import Spelled
-from hudi_meta.table.fs_view import is_committed
-from hudi_meta.table.instant import WRITE_ACTIONS, Action, format_instant
 from hudi_meta.table.times import MAX_DURATION_MS
+from hudi_meta.timeline.instant import WRITE_ACTIONS, Action, format_instant
 from hudi_meta.values import JAVA_INT_MAX
 
 

@@ -60,9 +60,9 @@ from hudi_meta.index.states import LinkState
 from hudi_meta.index.table_format import require_current_index
 from hudi_meta.metadata.sync import metadata_sync
 from hudi_meta.progress import Report, silent
-from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms as current_ms
+from hudi_meta.timeline.instant import Action, Instant, State
 
 log = logging.getLogger(__name__)
 

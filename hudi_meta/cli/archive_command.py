@@ -9,10 +9,10 @@ import sys
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, reindex_if_registered, whole
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.metadata.integrity import refuse_damaged
-from hudi_meta.table.archival import ArchiveReport, archive_timeline, check_archivable
-from hudi_meta.table.archival_plan import MAX_COMMITS_KEY, MIN_COMMITS_KEY, ArchivalSettings
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.archival_plan import MAX_COMMITS_KEY, MIN_COMMITS_KEY, ArchivalSettings
 from hudi_meta.values import JAVA_INT_MAX
+from hudi_meta.write.archival import ArchiveReport, archive_timeline, check_archivable
 
 COLUMNS = ("instant", "action", "completion", "file", "history", "done", "error")
 

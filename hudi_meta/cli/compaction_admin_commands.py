@@ -20,11 +20,11 @@ from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.metadata.sync import rollback_hook
-from hudi_meta.table.failed_writes import pending_rollback_of, rollback_failed_write
-from hudi_meta.table.file_actions import FileAction
-from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_time_ms
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.failed_writes import pending_rollback_of, rollback_failed_write
+from hudi_meta.write.file_actions import FileAction
 
 EXIT_FOUND = 3
 COLUMNS = ("operation", "source", "target", "done", "error")

@@ -28,8 +28,8 @@ from hudi_meta.service.sockets import listening_socket
 from hudi_meta.table.bucket_index import DEFAULT_BUCKETS, MAX_BUCKETS
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import MAX_TIME_MS, format_time_ms
-from hudi_meta.table.writer import CURRENT_VERSION, WRITE_VERSIONS
 from hudi_meta.values import JAVA_LONG_MAX
+from hudi_meta.write.writer import CURRENT_VERSION, WRITE_VERSIONS
 
 OPERATION = Choice.of(("upsert", "insert", "delete"))
 BLOCK_FORMAT = Choice.of(("avro", "parquet"))

@@ -47,10 +47,10 @@ from hudi_meta.format.links import MODE_KEY, THRESHOLD_KEY
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.storage.base import FileInfo
-from hudi_meta.table.file_actions import FileAction
-from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import Timeline
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.timeline.timeline import Timeline
+from hudi_meta.write.file_actions import FileAction
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping
 import pyarrow.parquet as pq
 
 from hudi_meta.compaction.plan_records import SliceInfo
+from hudi_meta.file_group.reader import base_file_errors
 from hudi_meta.storage import Storage
 from hudi_meta.table.event_time import number_unit, to_epoch_ms
-from hudi_meta.table.file_group_reader import base_file_errors
 
 
 def _bound_ms(low: object, high: object) -> int | None:

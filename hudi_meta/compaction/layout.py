@@ -36,18 +36,25 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_meta.format.block_content import DeleteRecord
-from hudi_meta.table.event_time import to_epoch_ms
-from hudi_meta.table.file_group_reader import MergedRows, SliceRecords, merge_rows
-from hudi_meta.table.instant import instant_epoch_ms
-from hudi_meta.table.merge import LogRecord, MergeMode, MergeSpec, is_natural_order, log_replaces, replaces_base
-from hudi_meta.table.record_keys import (
+from hudi_meta.file_group.merge.records import MergedRows, SliceRecords, merge_rows
+from hudi_meta.file_group.merge.rules import (
+    LogRecord,
+    MergeMode,
+    MergeSpec,
+    is_natural_order,
+    log_replaces,
+    replaces_base,
+)
+from hudi_meta.file_group.record_keys import (
     IS_DELETED_COLUMN,
     drop_soft_deleted,
     ordering_values,
     record_key_array,
     record_keys,
 )
+from hudi_meta.format.block_content import DeleteRecord
+from hudi_meta.table.event_time import to_epoch_ms
+from hudi_meta.timeline.instant import instant_epoch_ms
 
 FILE_NAME_COLUMN = "_hoodie_file_name"  # where a version sits, not what it is
 

@@ -37,11 +37,11 @@ from hudi_meta.format.table_service_metadata import (
     RollbackRequest,
 )
 from hudi_meta.metadata.sync import metadata_sync
-from hudi_meta.table.failed_writes import RollbackReport, pending_rollback_of
-from hudi_meta.table.file_actions import FileAction
-from hudi_meta.table.instant import Action, Instant, State
-from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.failed_writes import RollbackReport, pending_rollback_of
+from hudi_meta.write.file_actions import FileAction
+from hudi_meta.write.lock import table_lock
 
 log = logging.getLogger(__name__)
 

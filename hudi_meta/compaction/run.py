@@ -33,6 +33,10 @@ from hudi_meta.compaction.undo import plan_breakers
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import HudiMetaError, PlanTakenBackError
+from hudi_meta.file_group.fs_view import is_committed
+from hudi_meta.file_group.merge.records import SliceRecords
+from hudi_meta.file_group.merge.rules import MergeMode, MergeSpec, is_natural_order
+from hudi_meta.file_group.reader import ReadStats, base_file_errors, read_base_file, read_slice_records
 from hudi_meta.format.block_content import DeleteRecord, conform
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
@@ -54,20 +58,11 @@ from hudi_meta.format.table_service_metadata import CompactionOperation, Compact
 from hudi_meta.metadata.sync import metadata_sync
 from hudi_meta.storage import Storage, storage_for
 from hudi_meta.table.config import TIMELINE_TIMEZONE, TableConfig, timeline_zone
-from hudi_meta.table.failed_writes import interrupted_compaction_rollbacks
-from hudi_meta.table.file_group_reader import (
-    ReadStats,
-    SliceRecords,
-    base_file_errors,
-    read_base_file,
-    read_slice_records,
-)
-from hudi_meta.table.fs_view import is_committed
-from hudi_meta.table.instant import Action, Instant
-from hudi_meta.table.lock import run_lock, table_lock
-from hudi_meta.table.merge import MergeMode, MergeSpec, is_natural_order
 from hudi_meta.table.table import AUX_DIR, HudiTable
-from hudi_meta.table.writer import WriteContext
+from hudi_meta.timeline.instant import Action, Instant
+from hudi_meta.write.failed_writes import interrupted_compaction_rollbacks
+from hudi_meta.write.lock import run_lock, table_lock
+from hudi_meta.write.writer import WriteContext
 
 CRASH_AT_ENV = "HUDI_META_CRASH_AT"  # failure injection for crash tests: kill -9 this process at a named step
 CRASH_POINTS = ("after-base-file", "after-link", "before-commit")

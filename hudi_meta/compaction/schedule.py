@@ -43,12 +43,12 @@ from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.states import PlanState
 from hudi_meta.index.table_format import require_current_index
 from hudi_meta.table.config import DATA_LATENCY
-from hudi_meta.table.instant import Action
-from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import describe_time_ms, format_time_ms
 from hudi_meta.table.times import now_ms as current_ms
+from hudi_meta.timeline.instant import Action
 from hudi_meta.values import ascii_integer
+from hudi_meta.write.lock import table_lock
 
 DATA_LATENCY_KEY = DATA_LATENCY
 log = logging.getLogger(__name__)
@@ -399,7 +399,7 @@ def _schedule_indexed(
     indexed: list[tuple[str, str, str]],
     now_ms: int,
 ) -> ScheduleResult | None:
-    """Plan and write under the store's schedule lock and the table lock (`table.lock`, which writers take to
+    """Plan and write under the store's schedule lock and the table lock (`write.lock`, which writers take to
     check for conflicts and commit): no write commits between the pending-writes check and the plan, and the
     plan is cut from an index of the timeline as it is then (None: the timeline changed since `indexed`). C is taken
     here too, after the check: writers take their instant times and request them under the same lock, so no write

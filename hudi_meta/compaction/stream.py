@@ -25,13 +25,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_meta.compaction.layout import FILE_NAME_COLUMN
+from hudi_meta.file_group.merge.records import LogMerge, SliceRecords
+from hudi_meta.file_group.merge.rules import MergeSpec
+from hudi_meta.file_group.reader import base_file_errors
+from hudi_meta.file_group.record_keys import drop_soft_deleted, record_key_array
 from hudi_meta.format.avro_columnar import polars_module
 from hudi_meta.format.block_content import conform
 from hudi_meta.format.parquet_file import parquet_writer
 from hudi_meta.storage import Storage
-from hudi_meta.table.file_group_reader import LogMerge, SliceRecords, base_file_errors
-from hudi_meta.table.merge import MergeSpec
-from hudi_meta.table.record_keys import drop_soft_deleted, record_key_array
 
 BATCH_ROWS = 65_536
 

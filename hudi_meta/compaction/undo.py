@@ -40,10 +40,10 @@ from hudi_meta.format.links import carry_log_name, has_carry_log, reserved_log_f
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.storage.base import FileInfo
-from hudi_meta.table.file_actions import FileAction
-from hudi_meta.table.instant import Action, Instant, State
-from hudi_meta.table.markers import list_markers, markers_dir
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.file_actions import FileAction
+from hudi_meta.write.markers import list_markers, markers_dir
 
 CRASH_AT_ENV = "HUDI_META_CRASH_AT"  # failure injection: `undo:<n>` kills this process after its n-th step
 JOURNAL = "hudi-meta-moves.json"
@@ -215,7 +215,7 @@ def plan_breakers(table: HudiTable, plan: CompactionPlan, instant: str) -> list[
     """Log files that keep pending compaction `instant` from keeping merge order.
 
     Two kinds, both written by writers that did not know the plan (ours detect the conflict at commit and roll
-    back, `table.conflicts`; Java or Flink writers without a shared lock do not): a log file in a slice the plan
+    back, `write.conflicts`; Java or Flink writers without a shared lock do not): a log file in a slice the plan
     compacts that the plan neither merges nor links (the compaction would drop it from the file group), and a
     log file in the plan's slice that sorts at or before a name the plan reserves (its carry log and links come
     from older writes, and readers would merge them after it). Taking the plan back moves both into the slice the

@@ -3,7 +3,7 @@
 A requested plan wrote nothing but its plan, yet writers may have appended log files into its slices: those
 move back into the slices the plan compacts (`compaction.undo`), then the plan's instant files go, with
 no rollback instant (Java's `unscheduleCompactionPlan` deletes the requested file the same way). A plan that
-ran in part (inflight, or a rollback of it that was interrupted) is rolled back (`table.failed_writes`): the same
+ran in part (inflight, or a rollback of it that was interrupted) is rolled back (`write.failed_writes`): the same
 steps plus the files the run wrote, recorded by a rollback instant. A completed compaction is refused: it is
 rolled back only explicitly (`hudi-meta rollback TABLE INSTANT --completed-compaction`). On a version-6 table with a
 metadata table, a requested plan whose take-back renames log files is rolled back too: the rollback instant is
@@ -27,10 +27,10 @@ from hudi_meta.compaction.undo import (
     refuse_pending_writes,
 )
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.table.failed_writes import pending_rollback_of
-from hudi_meta.table.file_actions import FileAction
-from hudi_meta.table.instant import State
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import State
+from hudi_meta.write.failed_writes import pending_rollback_of
+from hudi_meta.write.file_actions import FileAction
 
 log = logging.getLogger(__name__)
 

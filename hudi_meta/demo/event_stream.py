@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import create_table
+from hudi_meta.write.writer import create_table
 
 SCHEMA = pa.schema(
     [

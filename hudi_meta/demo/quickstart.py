@@ -35,7 +35,7 @@ from hudi_meta.index.registry import table_id_of
 from hudi_meta.sync.properties import FRESHNESS_KEYS
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_duration_ms, format_time_ms, now_ms
-from hudi_meta.table.writer import CURRENT_VERSION
+from hudi_meta.write.writer import CURRENT_VERSION
 
 MARKER = ".hudi-meta-quickstart"  # in every work folder the quickstart made: the only folders it replaces
 INTERVAL_MS = 5 * 60_000  # event time each batch covers: six batches are the last half hour

@@ -17,10 +17,10 @@ from hudi_meta.format.avro_arrow import arrow_to_avro_record
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, LogFileName
 from hudi_meta.format.log_writer import append_blocks, avro_data_block
-from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import new_instant_time
-from hudi_meta.table.writer import META_COLUMNS, WriteClient, create_table, with_meta_columns
+from hudi_meta.timeline.instant import Action
+from hudi_meta.timeline.timeline import new_instant_time
+from hudi_meta.write.writer import META_COLUMNS, WriteClient, create_table, with_meta_columns
 
 HOUR_MS = 3_600_000
 

@@ -33,7 +33,7 @@ from hudi_meta.index.models import (
     sync_run_table,
 )
 from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus
-from hudi_meta.table.instant import ACTIONS, State, instant_epoch_ms
+from hudi_meta.timeline.instant import ACTIONS, State, instant_epoch_ms
 
 MAX_PAGE_SIZE = 500
 

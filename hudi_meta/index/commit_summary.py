@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from hudi_meta.format.links import EXACT_RESULT_KEY, THRESHOLD_KEY
-from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant
 
 
 def commit_summary(table: HudiTable, instant: Instant) -> dict[str, Any]:

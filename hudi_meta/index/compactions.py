@@ -11,7 +11,7 @@ from sqlalchemy import Connection, Engine, select
 from hudi_meta.freshness import CompletedCompaction
 from hudi_meta.index.models import instant_table
 from hudi_meta.index.sql import connected
-from hudi_meta.table.instant import State
+from hudi_meta.timeline.instant import State
 
 DATA_BLOCK_TYPES = ("avro_data", "parquet_data", "hfile_data")  # the blocks whose records RO may lack
 DELETE_BLOCK_TYPE = "delete"

@@ -33,10 +33,10 @@ from hudi_meta.format.block_content import BlockDecodeError, decode_data_block, 
 from hudi_meta.format.log_block import BlockType, LogBlock
 from hudi_meta.spelling import closest
 from hudi_meta.table.event_time import MILLIS_BELOW, SECONDS_BELOW, to_epoch_ms
-from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.schema import nested_field, table_schema
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import META_COLUMNS
+from hudi_meta.timeline.instant import instant_epoch_ms
+from hudi_meta.write.writer import META_COLUMNS
 
 HEADER = "header"
 WRITE_STAT = "write_stat"

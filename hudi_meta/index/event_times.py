@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, bindparam, select, update
 
+from hudi_meta.file_group.fs_view import ViewInputs
 from hudi_meta.format.block_content import BlockDecodeError
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index import event_time_source as ets
@@ -22,9 +23,8 @@ from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import chunks
 from hudi_meta.index.states import BlockStatus
-from hudi_meta.table.fs_view import ViewInputs
-from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action
 
 StatTimes = dict[tuple[str, str, str], tuple[int | None, int | None]]
 

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Engine, delete, select, update
 
+from hudi_meta.file_group.fs_view import FileGroup, LogFile, ViewInputs
 from hudi_meta.format.log_block import BlockType, LogBlock
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index import event_time_source as ets
@@ -23,7 +24,6 @@ from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import chunks, insert_ignore, insert_ignore_tuples
 from hudi_meta.index.states import BlockStatus
 from hudi_meta.progress import Report, silent
-from hudi_meta.table.fs_view import FileGroup, LogFile, ViewInputs
 from hudi_meta.table.table import HudiTable
 
 

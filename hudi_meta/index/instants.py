@@ -31,8 +31,8 @@ from hudi_meta.index.models import (
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.sql import chunks, insert_ignore
 from hudi_meta.index.states import LinkState, PlanState
-from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant, State
 
 ARCHIVED_KEY = "archived"  # in an instant's summary: archived (gone from the active timeline, still committed)
 

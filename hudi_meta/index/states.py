@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from hudi_meta.table.instant import State
+from hudi_meta.timeline.instant import State
 
 # An instant's state (`instant.state`, `table_service.state`) is the timeline's `State`; a compaction plan's state
 # (`compaction_plan.state`) is the state of its compaction instant.

@@ -22,6 +22,7 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hudi_meta.file_group.fs_view import FileGroup, latest_slice_for_snapshot
 from hudi_meta.format.block_content import KeyedRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName
@@ -34,11 +35,10 @@ from hudi_meta.metadata.init import metadata_partitions_now
 from hudi_meta.metadata.merge import combine, kept_in_base
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.rollback import fresh_mdt_instant, mdt_timeline_writer, open_mdt, rollback_inflight_compaction
-from hudi_meta.table.fs_view import FileGroup, latest_slice_for_snapshot
-from hudi_meta.table.instant import Action, State, instant_epoch_ms
 from hudi_meta.table.metadata_table import merge_log_records, merge_with_base, slice_records, valid_instants
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import new_instant_time
+from hudi_meta.timeline.instant import Action, State, instant_epoch_ms
+from hudi_meta.timeline.timeline import new_instant_time
 
 MAX_DELTA_COMMITS = 10  # hoodie.metadata.compact.max.delta.commits
 V6_COMPACTION_SUFFIX = "001"  # HBTMW6.createCompactionTimestamp

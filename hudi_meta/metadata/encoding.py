@@ -22,7 +22,7 @@ from hudi_meta.format.hfile import MAX_RECORD_KEY, MIN_RECORD_KEY, SCHEMA_KEY, w
 from hudi_meta.format.log_block import BlockType, HeaderKey, encode_block
 from hudi_meta.format.log_writer import EncodedBlock, delete_block
 from hudi_meta.metadata.record import MetadataRecord
-from hudi_meta.table.writer import META_COLUMNS
+from hudi_meta.write.writer import META_COLUMNS
 
 META_FIELDS = META_COLUMNS  # the `_hoodie_*` fields, null in every MDT record
 

@@ -39,12 +39,12 @@ from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.records import listing_records
 from hudi_meta.storage.base import Storage
 from hudi_meta.table.committed_files import committed_data_files
-from hudi_meta.table.instant import Action
-from hudi_meta.table.lock import table_lock
 from hudi_meta.table.metadata_table import FILES_PARTITION
 from hudi_meta.table.table import AUX_DIR, META_DIR, PROPERTIES, HudiTable
-from hudi_meta.table.timeline import TimelineWriter
-from hudi_meta.table.writer import PARTITION_METADATA, WRITE_VERSIONS
+from hudi_meta.timeline.instant import Action
+from hudi_meta.timeline.timeline import TimelineWriter
+from hudi_meta.write.lock import table_lock
+from hudi_meta.write.writer import PARTITION_METADATA, WRITE_VERSIONS
 
 BULK_INSERT_PREPPED = "BULK_INSERT_PREPPED"  # WriteOperationType of the initial commit
 

@@ -28,13 +28,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError, first_line
+from hudi_meta.file_group.fs_view import FileGroup, latest_slice_for_snapshot
 from hudi_meta.format.file_names import BaseFileName
 from hudi_meta.metadata.init import metadata_partitions_now
 from hudi_meta.metadata.layout import PARTITIONS_KEY
-from hudi_meta.table.fs_view import FileGroup, latest_slice_for_snapshot
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import MetadataTableError, metadata_table_path, slice_records, valid_instants
 from hudi_meta.table.table import META_DIR, HudiTable
+from hudi_meta.timeline.instant import Action
 
 REMEDY = (
     "hudi-meta writes nothing to this table until the metadata table is repaired: rebuild it with Hudi (hudi-cli "

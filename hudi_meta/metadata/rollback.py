@@ -30,10 +30,10 @@ from hudi_meta.format.table_service_metadata import (
 )
 from hudi_meta.metadata.crash import crash_point
 from hudi_meta.metadata.layout import V6_ROLLBACK_SUFFIX, mdt_path
-from hudi_meta.table.failed_writes import pending_rollback_of
-from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter, new_instant_time
+from hudi_meta.timeline.instant import Action, Instant
+from hudi_meta.timeline.timeline import TimelineWriter, new_instant_time
+from hudi_meta.write.failed_writes import pending_rollback_of
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ docs/metadata-table.md section 6.6.
 - Archival, after the compaction: Java archives the MDT with the data table's `hoodie.keep.min/max.commits` + 1
   and never an MDT instant at or after the data table's earliest active instant
   (`TimelineUtils.getEarliestInstantForMetadataArchival`); the rest are the data table's archival rules
-  (`table.archival_plan`: the latest compaction and clean stay, nothing past a pending instant).
+  (`timeline.archival_plan`: the latest compaction and clean stay, nothing past a pending instant).
 
 A data table whose clean or archival properties are invalid gets no MDT clean or archival (a warning): its own
 commands refuse them, and a write must not fail for its metadata table's housekeeping.
@@ -40,12 +40,12 @@ from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, CleanPolicy, plan_clean
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.metadata.compaction import MAX_DELTA_COMMITS, compact_if_necessary
 from hudi_meta.metadata.rollback import fresh_mdt_instant, mdt_timeline_writer, open_mdt
-from hudi_meta.table.archival import archive_timeline
-from hudi_meta.table.archival_plan import COMMIT_ACTIONS, ArchivalSettings, Boundary
-from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms
+from hudi_meta.timeline.archival_plan import COMMIT_ACTIONS, ArchivalSettings, Boundary
+from hudi_meta.timeline.instant import Action, Instant, State
 from hudi_meta.values import JAVA_INT_MAX, ascii_integer
+from hudi_meta.write.archival import archive_timeline
 
 log = logging.getLogger(__name__)
 

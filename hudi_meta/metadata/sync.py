@@ -50,10 +50,10 @@ from hudi_meta.metadata.written_files import (
     write_changes,
 )
 from hudi_meta.table.committed_files import committed_data_files
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.writer import WriteClient
 
 INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"
 DEFAULT_INDEX_DEFS = ".hoodie/.index_defs/index.json"  # relative to the base path

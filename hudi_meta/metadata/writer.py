@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.file_group.fs_view import FileGroup
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, log_file_name
 from hudi_meta.format.hfile import HFileReader
@@ -40,10 +41,9 @@ from hudi_meta.metadata.rollback import (
     rollback_delta_commit,
     rollback_time_for,
 )
-from hudi_meta.table.fs_view import FileGroup
-from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.metadata_table import FILES_PARTITION, MetadataTableError
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant
 
 UPSERT_PREPPED = "UPSERT_PREPPED"  # WriteOperationType of an MDT deltacommit
 MAX_LOG_FILE_SIZE = 2 * 1024**3  # hoodie.metadata.max.logfile.size

@@ -24,8 +24,8 @@ from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.metadata.column_ranges import ColumnRange, file_ranges
 from hudi_meta.metadata.records import BloomFilter, RecordLocation
 from hudi_meta.storage.base import Storage
-from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable, Query, QueryKind
+from hudi_meta.timeline.instant import Action
 
 BLOOM_FILTER_FOOTER_KEY = b"org.apache.hudi.bloomfilter"  # HoodieAvroWriteSupport.HOODIE_AVRO_BLOOM_FILTER_METADATA_KEY
 BLOOM_TYPE_FOOTER_KEY = b"hoodie_bloom_filter_type_code"

@@ -22,7 +22,7 @@ from hudi_meta.sync.catalog import Catalog, CatalogTable, Partition
 from hudi_meta.sync.hive_schema import sync_definitions
 from hudi_meta.sync.properties import changes, published
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import META_COLUMNS
+from hudi_meta.write.writer import META_COLUMNS
 
 log = logging.getLogger(__name__)
 

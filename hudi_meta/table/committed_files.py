@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from hudi_meta.file_group.fs_view import ViewInputs
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.storage.base import FileInfo
-from hudi_meta.table.fs_view import ViewInputs
 from hudi_meta.table.table import HudiTable
 
 

@@ -30,9 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hudi_meta.errors import TablePropertiesError, UnsupportedTableError
+from hudi_meta.file_group.merge.rules import MergeMode, MergeSpec
 from hudi_meta.format.properties import CHECKSUM_KEY, checksum_ok, java_int
 from hudi_meta.table.bucket_index import NUM_BUCKETS
-from hudi_meta.table.merge import MergeMode, MergeSpec
 
 MOR = "MERGE_ON_READ"
 COW = "COPY_ON_WRITE"

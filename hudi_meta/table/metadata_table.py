@@ -18,6 +18,8 @@ from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
 from hudi_meta.errors import CorruptFileError, HudiMetaError
+from hudi_meta.file_group.fs_view import latest_slice_for_snapshot
+from hudi_meta.file_group.reader import ReadStats, visible_blocks
 from hudi_meta.format.block_content import (
     BlockDecodeError,
     KeyedRecord,
@@ -29,10 +31,8 @@ from hudi_meta.format.block_content import (
 from hudi_meta.format.hfile import HFileReader
 from hudi_meta.format.log_block import BlockType, LogBlock
 from hudi_meta.format.log_reader import read_blocks, read_contents
-from hudi_meta.table.file_group_reader import ReadStats, visible_blocks
-from hudi_meta.table.fs_view import latest_slice_for_snapshot
-from hudi_meta.table.instant import Action
 from hudi_meta.table.table import META_DIR, HudiTable, Listing
+from hudi_meta.timeline.instant import Action
 
 METADATA_DIR = "metadata"  # <base>/.hoodie/metadata
 FILES_PARTITION = "files"

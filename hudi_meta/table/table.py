@@ -37,17 +37,8 @@ from hudi_meta.errors import (
     TableNotFoundError,
     UnsupportedTableError,
 )
-from hudi_meta.format import archived_log
-from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.format.lsm_timeline import archived_times
-from hudi_meta.format.properties import parse_properties
-from hudi_meta.format.table_service_metadata import CompactionPlan
-from hudi_meta.spelling import Spelled
-from hudi_meta.storage import Storage, storage_for
-from hudi_meta.table.cleaned import check_not_cleaned
-from hudi_meta.table.config import POPULATE_META_FIELDS, TableConfig
-from hudi_meta.table.file_group_reader import ReadStats, read_file_slice
-from hudi_meta.table.fs_view import (
+from hudi_meta.file_group.cleaned import check_not_cleaned
+from hudi_meta.file_group.fs_view import (
     BaseFile,
     FileGroup,
     LogFile,
@@ -57,10 +48,19 @@ from hudi_meta.table.fs_view import (
     latest_slice_for_snapshot,
     visible_groups,
 )
-from hudi_meta.table.instant import WRITE_ACTIONS, Action
-from hudi_meta.table.merge import MergeSpec
-from hudi_meta.table.timeline import Timeline, TimelineWriter, new_instant_time
+from hudi_meta.file_group.merge.rules import MergeSpec
+from hudi_meta.file_group.reader import ReadStats, read_file_slice
+from hudi_meta.format import archived_log
+from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.format.lsm_timeline import archived_times
+from hudi_meta.format.properties import parse_properties
+from hudi_meta.format.table_service_metadata import CompactionPlan
+from hudi_meta.spelling import Spelled
+from hudi_meta.storage import Storage, storage_for
+from hudi_meta.table.config import POPULATE_META_FIELDS, TableConfig
 from hudi_meta.table.times import parse_instant
+from hudi_meta.timeline.instant import WRITE_ACTIONS, Action
+from hudi_meta.timeline.timeline import Timeline, TimelineWriter, new_instant_time
 
 META_DIR = ".hoodie"
 AUX_DIR = ".aux"  # .hoodie/.aux: Hudi's folder for auxiliary files (no reader lists it)

@@ -13,7 +13,7 @@ import re
 
 from hudi_meta.errors import BadValueError
 from hudi_meta.table.event_time import number_to_epoch_ms
-from hudi_meta.table.instant import format_instant
+from hudi_meta.timeline.instant import format_instant
 from hudi_meta.values import INSTANT_TIME, ascii_integer, parse_instant_time, shown
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

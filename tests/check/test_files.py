@@ -42,8 +42,8 @@ from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY, LinkMode
 from hudi_meta.index.indexer import Indexer
-from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import instant_epoch_ms
 from tests.compaction.core import CoreTable, at, rows
 from tests.compaction.undo_helpers import run_until
 from tests.conftest import table_id, table_zips

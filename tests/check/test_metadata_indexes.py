@@ -27,16 +27,16 @@ from hudi_meta.check.files import (
 from hudi_meta.check.metadata_indexes import claims, metadata_index_findings
 from hudi_meta.check.metadata_listing import metadata_listing_findings
 from hudi_meta.check.metadata_structure import metadata_structure_findings
+from hudi_meta.file_group.fs_view import latest_slice_for_snapshot
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.metadata.column_ranges import ColumnRange, ValueType
 from hudi_meta.metadata.keys import column_stats_key, partition_stats_key, secondary_index_key
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.records import secondary_value_text
 from hudi_meta.metadata.writer import write_delta_commit
-from hudi_meta.table.fs_view import latest_slice_for_snapshot
 from hudi_meta.table.metadata_table import slice_records, valid_instants
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.write.writer import WriteClient
 from tests.cli.helpers import cli
 from tests.conftest import table_id
 from tests.metadata.helpers import commit_hook, mdt_partition, record_index_file_id

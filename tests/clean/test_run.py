@@ -32,8 +32,8 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.models import cleaned_file_table, log_file_table, table_service_table
 from hudi_meta.index.registry import table_id_of
-from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable, Query
+from hudi_meta.timeline.instant import instant_epoch_ms
 from tests.cli.helpers import cli
 from tests.compaction.core import CoreTable, TwoRegions, at, by_id, compact_three_times, hudi_rs_read, region_rows
 from tests.compaction.helpers import files_of
@@ -248,8 +248,8 @@ def test_kill_9_at_each_step_then_clean_finishes(compacted: Compacted, tmp_path:
 
 def test_which_reads_need_a_cleaned_slice() -> None:
     """Slices 10, 20 (cleaned), 30 (partly cleaned: a kept link target), 40, 50 (a pending compaction's slice)."""
-    from hudi_meta.table.cleaned import cleaned_need
-    from hudi_meta.table.fs_view import FileGroup, ViewInputs
+    from hudi_meta.file_group.cleaned import cleaned_need
+    from hudi_meta.file_group.fs_view import FileGroup, ViewInputs
 
     group = FileGroup("p", "f")
     for base in ("30", "40", "50"):

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from hudi_meta.table.archival import archive_timeline
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.write.archival import archive_timeline
+from hudi_meta.write.writer import WriteClient
 from tests.cli.helpers import cli_in_process, tree
-from tests.table.test_archival import write_table
-from tests.table.test_writer import batch
+from tests.write.test_archival import write_table
+from tests.write.test_writer import batch
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hudi_meta.table.writer import create_table
+from hudi_meta.write.writer import create_table
 from tests.cli.helpers import TRIPS, cli, cli_in_process, store_dump, tree
 from tests.conftest import table_zips
 

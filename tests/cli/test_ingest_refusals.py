@@ -14,7 +14,7 @@ import hudi_meta.spark.ingest
 import hudi_meta.spark.session
 import pytest
 
-from hudi_meta.table.writer import create_table
+from hudi_meta.write.writer import create_table
 from tests.cli.helpers import cli_in_process, tree
 from tests.conftest import table_id, table_zips
 

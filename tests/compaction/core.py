@@ -22,10 +22,10 @@ from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import log_file_name
 from hudi_meta.format.links import LinkMode
 from hudi_meta.metadata.sync import write_client
-from hudi_meta.table.markers import delete_markers
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.write_targets import FileGroupTarget
-from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
+from hudi_meta.write.markers import delete_markers
+from hudi_meta.write.write_targets import FileGroupTarget
+from hudi_meta.write.writer import WriteClient, append_to_file_group, create_table
 from tests.hudi_rs import rs_read_table
 
 COLUMNS = ["id", "ts", "region", "amount"]

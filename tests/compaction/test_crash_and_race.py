@@ -18,9 +18,9 @@ from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.metadata.integrity import MetadataTableDamagedError
-from hudi_meta.table.lock import run_lock
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import create_table
+from hudi_meta.write.lock import run_lock
+from hudi_meta.write.writer import create_table
 from tests.cli.helpers import cli
 from tests.compaction.helpers import files_of, write_events
 from tests.conftest import table_zips

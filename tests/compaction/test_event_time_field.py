@@ -26,7 +26,7 @@ from hudi_meta.format.links import EVENT_TIME_FIELD_PARAM, carry_log_name
 from hudi_meta.format.log_reader import read_blocks, read_content
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.write.writer import WriteClient, create_table
 from tests.compaction.core import at, by_id, hudi_rs_read, rows
 from tests.conftest import table_zips
 

@@ -3,7 +3,7 @@
 Rule tested: merging the new base file, then the carry log, then the rest of the slice gives the same records
 as merging the old base file, the compacted log files and the rest. The reader (`merge_slice`) is the judge;
 the layout is computed by `plan_layout`, whose common case (not exact) merges in Arrow and whose other keys go
-through the candidate search one by one. Slices are random (see tests/table/test_file_group_reader.py): the
+through the candidate search one by one. Slices are random (see tests/file_group/test_reader.py): the
 same few keys in base, compacted logs and rest, data and deletes, every merge mode, exact or not, carrying
 allowed or not, with and without a threshold.
 """
@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hudi_meta.compaction.layout import plan_layout
+from hudi_meta.file_group.merge.records import LogPart, SliceRecords, merge_slice
+from hudi_meta.file_group.merge.rules import MergeSpec
+from hudi_meta.file_group.record_keys import record_key_array
 from hudi_meta.format.block_content import DeleteRecord
-from hudi_meta.table.file_group_reader import LogPart, SliceRecords, merge_slice
-from hudi_meta.table.merge import MergeSpec
-from hudi_meta.table.record_keys import record_key_array
-from tests.table.test_file_group_reader import slices
+from tests.file_group.test_reader import slices
 
 
 def with_logs(base: pa.Table | None, spec: MergeSpec, *logs: SliceRecords) -> SliceRecords:

@@ -27,9 +27,9 @@ from hudi_meta.errors import CleanedDataError, PlanTakenBackError
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata, CompactionPlan
-from hudi_meta.table.instant import Action, Instant, State
 from hudi_meta.table.table import Query
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.writer import WriteClient
 from tests.compaction.core import (
     CoreTable,
     TwoRegions,

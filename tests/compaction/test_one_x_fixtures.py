@@ -43,11 +43,11 @@ from hudi_meta.index.registry import register_table
 from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.records import RECORD_INDEX, SECONDARY_INDEX_PREFIX, secondary_index_records
 from hudi_meta.metadata.sync import write_client
-from hudi_meta.table.archival import archive_timeline
-from hudi_meta.table.instant import Action
-from hudi_meta.table.lock import table_lock
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable, Query
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.archival import archive_timeline
+from hudi_meta.write.lock import table_lock
 from tests.conftest import table_zips
 from tests.hudi_rs import rs_read_table
 from tests.metadata.helpers import expected_listing, mdt_partition, record_index_file_id

@@ -14,8 +14,8 @@ from hudi_meta.compaction.schedule import MAX_DELTA_COMMITS, ScheduleRequest, sc
 from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import instant_epoch_ms
 from tests.cli.helpers import cli, tree
 from tests.compaction.core import CoreTable, rows
 

@@ -3,7 +3,7 @@
 Rule tested: for a plain (not exact) compaction, `stream_new_base_file` gives, row for row and in the same order,
 the records of `plan_layout(...).base` with the new file name, or gives up (None) exactly when the rest of the
 slice holds a key of the base file or of the compacted logs (the layout decides those keys one by one) or the
-base file holds a key twice. Slices are random (tests/table/test_file_group_reader.py), the base file is
+base file holds a key twice. Slices are random (tests/file_group/test_reader.py), the base file is
 written to Parquet in small row groups so that the stream crosses batches.
 """
 
@@ -19,12 +19,12 @@ from hypothesis import given, settings
 from hudi_meta.compaction import stream
 from hudi_meta.compaction.layout import plan_layout
 from hudi_meta.compaction.stream import stream_new_base_file, with_file_name
+from hudi_meta.file_group.merge.records import SliceRecords
+from hudi_meta.file_group.merge.rules import MergeSpec
+from hudi_meta.file_group.record_keys import record_key_array
 from hudi_meta.storage import LocalStorage
-from hudi_meta.table.file_group_reader import SliceRecords
-from hudi_meta.table.merge import MergeSpec
-from hudi_meta.table.record_keys import record_key_array
 from tests.compaction.test_layout_snapshot import with_logs
-from tests.table.test_file_group_reader import slices
+from tests.file_group.test_reader import slices
 
 NAME = "f1_1-0-1_20260101000010000.parquet"
 

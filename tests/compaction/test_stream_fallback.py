@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 
 from hudi_meta.compaction import stream
 from hudi_meta.compaction.stream import stream_new_base_file
+from hudi_meta.file_group.merge.records import SliceRecords
+from hudi_meta.file_group.merge.rules import MergeSpec
 from hudi_meta.storage import LocalStorage
-from hudi_meta.table.file_group_reader import SliceRecords
-from hudi_meta.table.merge import MergeSpec
 from tests.compaction.test_layout_snapshot import with_logs
 from tests.compaction.test_stream import NAME, rows
+from tests.file_group.test_reader import slices
 from tests.format.test_avro_columnar_fallback import without_polars
-from tests.table.test_file_group_reader import slices
 
 KEYS = st.text(min_size=0, max_size=12) | st.sampled_from(["k1", "k2", "key", "e000000001", ""])
 

@@ -15,7 +15,7 @@ from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.write.writer import WriteClient, create_table
 
 HOUR_MS = 3_600_000
 

@@ -21,8 +21,8 @@ from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import LinkMode, carry_log_name
 from hudi_meta.format.table_service_metadata import RollbackMetadata
-from hudi_meta.table.file_actions import FileAction
-from hudi_meta.table.instant import Action
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.file_actions import FileAction
 from tests.compaction.core import (
     DEFAULT_PAYLOAD,
     EVENT_TIME_PAYLOAD,

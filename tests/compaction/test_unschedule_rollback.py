@@ -19,7 +19,7 @@ from hudi_meta.format.table_service_metadata import RollbackMetadata, RollbackPl
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.queries import plan_rows, timeline_rows
 from hudi_meta.index.registry import table_id_of
-from hudi_meta.table.instant import Action
+from hudi_meta.timeline.instant import Action
 from tests.compaction.core import DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD, CoreTable, at, hudi_rs_read, rows
 from tests.compaction.undo_helpers import (
     data_files,

@@ -17,8 +17,8 @@ from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.file_names import LogFileName
-from hudi_meta.table.write_targets import FileGroupTarget
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.write.write_targets import FileGroupTarget
+from hudi_meta.write.writer import WriteClient
 from tests.compaction.core import CoreTable, at, foreign_commit, hudi_rs_read, rows
 from tests.compaction.undo_helpers import (
     data_files,

@@ -1,7 +1,7 @@
 """Writers and a compaction plan (issue 25, defect 3): no plan is left pending that can never run, and no record a
 writer committed is lost.
 
-Rules (hudi_meta/table/conflicts.py, compaction_undo.plan_breakers): a hudi-meta writer whose view was taken before
+Rules (hudi_meta/write/conflicts.py, compaction_undo.plan_breakers): a hudi-meta writer whose view was taken before
 a plan appends into the slice the plan compacts; at commit it finds the compaction (Java's optimistic concurrency
 control) and rolls its own write back. A writer that does not check (Java or Flink without a shared lock) may leave
 a log file the plan does not know in the compacted slice, or one that sorts before the plan's links in the new
@@ -25,8 +25,8 @@ from hudi_meta.errors import HudiMetaError, PlanTakenBackError, WriteConflictErr
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.links import carry_log_name
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.write_targets import FileGroupTarget
-from hudi_meta.table.writer import WriteClient, append_to_file_group
+from hudi_meta.write.write_targets import FileGroupTarget
+from hudi_meta.write.writer import WriteClient, append_to_file_group
 from tests.compaction.core import CoreTable, archive_oldest, at, foreign_commit, hudi_rs_read, rows
 
 

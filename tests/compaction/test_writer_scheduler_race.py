@@ -25,7 +25,7 @@ from hudi_meta.errors import WriteInProgressError
 from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.metadata.sync import write_client
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import CRASH_AT_ENV, WriteClient, set_crash_hook
+from hudi_meta.write.writer import CRASH_AT_ENV, WriteClient, set_crash_hook
 from tests.compaction.core import CoreTable, at, hudi_rs_read, rows
 
 SCHEDULER_GRACE_S = 5.0  # far longer than one scheduling of this table takes when nothing holds it back
@@ -147,7 +147,7 @@ def test_a_write_killed_inside_begin_leaves_a_lock_the_scheduler_takes_over(
     t = CoreTable(tmp_path / "t", version=9)
     t.write(rows(("a", 10, 1.0), ("b", 20, 2.0)))
     t.write(rows(("a", 40, 1.1)))
-    code = "import sys\nfrom hudi_meta.table.table import HudiTable\nfrom hudi_meta.table.writer import WriteClient\n"
+    code = "import sys\nfrom hudi_meta.table.table import HudiTable\nfrom hudi_meta.write.writer import WriteClient\n"
     code += "WriteClient(HudiTable.open(sys.argv[1])).begin()\n"
     killed = subprocess.run([sys.executable, "-c", code, t.path], env={**os.environ, CRASH_AT_ENV: step}, timeout=120)
     assert killed.returncode == -signal.SIGKILL

@@ -24,9 +24,9 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import plan_rows, timeline_rows
 from hudi_meta.index.registry import table_id_of
-from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.write.failed_writes import rollback_failed_write
+from hudi_meta.write.writer import WriteClient
 from tests.index.test_index_state import HOUR_MS, START_MS, _archive, _new_table, _rows, _unschedule
 
 

@@ -29,9 +29,9 @@ from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.queries import block_rows, link_rows, plan_rows, slice_rows, timeline_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.table.event_time import to_epoch_ms
-from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.write.failed_writes import rollback_failed_write
+from hudi_meta.write.writer import WriteClient, create_table
 
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 HOUR_MS = 3_600_000

@@ -24,15 +24,15 @@ from hudi_meta.index.models import instant_table, log_block_table, log_file_tabl
 from hudi_meta.index.queries import block_rows, slice_rows, timeline_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.storage import LocalStorage
-from hudi_meta.table.archival import archive_timeline
-from hudi_meta.table.archival_plan import ArchivalSettings
 from hudi_meta.table.event_time import to_epoch_ms
-from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.timeline.archival_plan import ArchivalSettings
+from hudi_meta.timeline.instant import instant_epoch_ms
+from hudi_meta.write.archival import archive_timeline
+from hudi_meta.write.writer import WriteClient
 from tests.conftest import table_zips
-from tests.table.test_archival import write_table
-from tests.table.test_writer import batch
+from tests.write.test_archival import write_table
+from tests.write.test_writer import batch
 
 EVENT_FIELDS = ("ts", "txn_datetime", "timestampField")
 

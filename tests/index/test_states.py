@@ -24,8 +24,8 @@ from hudi_meta.index.models import (
 from hudi_meta.index.queries import block_rows, plan_rows
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.index.states import PENDING_PLAN_STATES, BlockStatus, LinkState, PlanState
-from hudi_meta.table.instant import State
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import State
 from tests.compaction.core import CoreTable, at, rows
 from tests.conftest import table_zips
 

@@ -25,8 +25,8 @@ from hudi_meta.index.queries import link_rows, plan_rows, timeline_rows
 from hudi_meta.index.registry import event_time_field_of, table_id_of
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.table_format import TableFormat, indexed_format, require_current_index
-from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import instant_epoch_ms
 from tests.compaction.core import CoreTable, TwoRegions, at, compact_three_times, rows
 from tests.table.upgrade import downgrade_8_to_6, upgrade_6_to_8
 

@@ -23,9 +23,9 @@ from hudi_meta.index.queries import block_rows, slice_rows
 from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.metadata.sync import write_client
 from hudi_meta.storage.fsspec_store import FsspecStorage
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import listing_through_metadata
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action
 from tests.cli.helpers import cli
 from tests.compaction.core import create_core_table, region_rows
 from tests.conftest import S3Server

@@ -8,10 +8,10 @@ import sys
 
 from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.init import create_metadata_table
-from hudi_meta.table.failed_writes import rollback_failed_write
-from hudi_meta.table.lock import table_lock
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.write.failed_writes import rollback_failed_write
+from hudi_meta.write.lock import table_lock
+from hudi_meta.write.writer import WriteClient
 from tests.compaction.core import region_rows
 from tests.metadata.helpers import commit_hook, rollback_hook
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_meta.file_group.fs_view import latest_slice_for_snapshot
+from hudi_meta.file_group.reader import ReadStats, visible_blocks
 from hudi_meta.format.block_content import decode_delete_records, hfile_records
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import BaseFileName, LogFileName
@@ -25,12 +27,10 @@ from hudi_meta.metadata import records
 from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.writer import follow_data_rollback, write_delta_commit
-from hudi_meta.table.file_group_reader import ReadStats, visible_blocks
-from hudi_meta.table.fs_view import latest_slice_for_snapshot
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition, valid_instants
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.writer import WriteClient
 from tests.hudi_rs import rs_read_table
 
 

@@ -15,11 +15,11 @@ import pytest
 from hudi_meta.metadata.compaction import compact_if_necessary
 from hudi_meta.metadata.crash import COMPACTION_POINTS, CRASH_AT_ENV
 from hudi_meta.metadata.init import create_metadata_table
-from hudi_meta.table.failed_writes import rollback_failed_write
-from hudi_meta.table.instant import Action, instant_epoch_ms
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.timeline.instant import Action, instant_epoch_ms
+from hudi_meta.write.failed_writes import rollback_failed_write
+from hudi_meta.write.writer import WriteClient
 from tests.compaction.core import CoreTable, by_id, region_rows
 from tests.metadata.helpers import check_readers, compacting_hook, rollback_hook, write_failing_after_mdt
 

@@ -14,8 +14,8 @@ import pytest
 
 from hudi_meta.metadata.crash import COMMIT_POINTS, CRASH_AT_ENV, INIT_POINTS, ROLLBACK_POINTS
 from hudi_meta.metadata.init import create_metadata_table, metadata_partitions_now
-from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.table import HudiTable
+from hudi_meta.write.failed_writes import rollback_failed_write
 from tests.compaction.core import CoreTable, by_id, region_rows
 from tests.metadata.helpers import by_key, check_readers, rollback_hook, rs_read, write_failing_after_mdt
 

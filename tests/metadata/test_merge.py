@@ -21,9 +21,9 @@ from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.metadata.compaction import base_file_records, merged_slice, slice_schema
 from hudi_meta.metadata.encoding import hfile_bytes
 from hudi_meta.metadata.merge import combine, kept_in_base
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import valid_instants
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action
 from tests.conftest import FIXTURES_DIR
 
 COMPACTED = [

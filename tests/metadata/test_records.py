@@ -49,8 +49,8 @@ from hudi_meta.metadata.written_files import (
     record_index_changes,
     secondary_values,
 )
-from hudi_meta.table.instant import Action, Instant
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant
 from tests.conftest import FIXTURES_DIR
 
 META_TABLES = [

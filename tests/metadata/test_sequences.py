@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hudi_meta.metadata.init import create_metadata_table
-from hudi_meta.table.failed_writes import rollback_failed_write
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.write.failed_writes import rollback_failed_write
+from hudi_meta.write.writer import WriteClient
 from tests.compaction.core import CoreTable, by_id, region_rows
 from tests.metadata.helpers import check_readers, commit_hook, rollback_hook, write_failing_after_mdt
 

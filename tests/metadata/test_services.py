@@ -16,10 +16,10 @@ import pytest
 from hudi_meta.check.index_drift import check_table
 from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.metadata.services import clean_policy
-from hudi_meta.table.archival import archive_timeline
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.archival import archive_timeline
 from tests.compaction.core import CoreTable, region_rows
 from tests.metadata.helpers import by_key, expected_listing, rs_read
 

@@ -17,11 +17,11 @@ import pytest
 from hudi_meta.format.file_names import log_file_name
 from hudi_meta.metadata.crash import CRASH_AT_ENV
 from hudi_meta.metadata.init import create_metadata_table
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.write_targets import FileGroupTarget
-from hudi_meta.table.writer import append_to_file_group
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.write_targets import FileGroupTarget
+from hudi_meta.write.writer import append_to_file_group
 from tests.cli.helpers import cli
 from tests.compaction.core import T0, CoreTable, foreign_commit, region_rows
 from tests.metadata.helpers import by_key, check_readers, rs_read

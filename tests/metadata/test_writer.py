@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.file_group.fs_view import latest_slice_for_snapshot
 from hudi_meta.format.block_content import DeleteRecord, decode_hfile_records, hfile_records
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.hfile import HFileReader
@@ -28,12 +29,11 @@ from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.records import written_files
 from hudi_meta.metadata.rollback import rollback_delta_commit
 from hudi_meta.metadata.writer import write_delta_commit
-from hudi_meta.table.failed_writes import rollback_failed_write
-from hudi_meta.table.fs_view import latest_slice_for_snapshot
-from hudi_meta.table.instant import Action
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.failed_writes import rollback_failed_write
+from hudi_meta.write.writer import WriteClient
 from tests.compaction.core import CoreTable, by_id, region_rows
 from tests.conftest import table_zips
 from tests.metadata.helpers import (

@@ -35,6 +35,7 @@ from hudi_meta.compaction.run import run_compaction, set_crash_hook
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.unschedule import unschedule_compaction
 from hudi_meta.errors import CleanedDataError, HudiMetaError, PlanTakenBackError, WriteConflictError
+from hudi_meta.file_group.fs_view import latest_slice_for_snapshot
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, log_file_name
 from hudi_meta.format.links import CARRY_LOG_VERSION, EXACT_RESULT_KEY, THRESHOLD_KEY, THRESHOLD_PARAM, LinkMode
@@ -57,20 +58,19 @@ from hudi_meta.metadata.rollback import open_mdt
 from hudi_meta.metadata.sync import rollback_hook, write_client
 from hudi_meta.sync.hive_sync import sync_table
 from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
-from hudi_meta.table.archival import archive_timeline
-from hudi_meta.table.archival_plan import ArchivalSettings
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
-from hudi_meta.table.failed_writes import rollback_failed_write, rollback_failed_writes
-from hudi_meta.table.fs_view import latest_slice_for_snapshot
-from hudi_meta.table.instant import WRITE_ACTIONS, Action
-from hudi_meta.table.lock import table_lock
-from hudi_meta.table.markers import APPEND, create_marker
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable, Query
-from hudi_meta.table.write_targets import FileGroupTarget
-from hudi_meta.table.writer import COMMIT_TIME_MERGE_STRATEGY as COMMIT_TIME
-from hudi_meta.table.writer import EVENT_TIME_MERGE_STRATEGY as EVENT_TIME
-from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table
+from hudi_meta.timeline.archival_plan import ArchivalSettings
+from hudi_meta.timeline.instant import WRITE_ACTIONS, Action
+from hudi_meta.write.archival import archive_timeline
+from hudi_meta.write.failed_writes import rollback_failed_write, rollback_failed_writes
+from hudi_meta.write.lock import table_lock
+from hudi_meta.write.markers import APPEND, create_marker
+from hudi_meta.write.write_targets import FileGroupTarget
+from hudi_meta.write.writer import COMMIT_TIME_MERGE_STRATEGY as COMMIT_TIME
+from hudi_meta.write.writer import EVENT_TIME_MERGE_STRATEGY as EVENT_TIME
+from hudi_meta.write.writer import WriteClient, append_to_file_group, create_table
 from tests.compaction.core import foreign_commit, move_to_archived
 from tests.crashes import Crash, crash_at
 from tests.hudi_rs import rs_read_table

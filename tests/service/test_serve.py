@@ -26,7 +26,7 @@ from hudi_meta.service.records import StepRecord, all_steps
 from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.sync.catalog import open_catalog
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.write.writer import WriteClient, create_table
 from tests.conftest import S3Server
 from tests.index.conftest import pg_database
 from tests.metadata.helpers import check_readers

@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_meta.table.instant import instant_epoch_ms
+from hudi_meta.timeline.instant import instant_epoch_ms
 
 COLUMNS = ["event_id", "ts", "region", "amount", "payload"]
 

@@ -26,8 +26,8 @@ import pytest
 
 from hudi_meta.demo.event_stream import StreamSpec, generate, write_batches
 from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action
 from tests.spark.model import Model, rows_of
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent

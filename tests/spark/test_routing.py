@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 from hudi_meta.table.bucket_index import bucket_id
 from hudi_meta.table.config import TableConfig
-from hudi_meta.table.writer import WriteContext
+from hudi_meta.write.writer import WriteContext
 
 BUCKETS = 7
 TRICKY_KEYS = [

@@ -18,10 +18,10 @@ from pyspark.sql import SparkSession
 
 from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate, write_batches
 from hudi_meta.format.properties import format_properties, parse_properties, with_checksum
-from hudi_meta.table.failed_writes import rollback_failed_writes
-from hudi_meta.table.heartbeat import INTERVAL_KEY, MISSES_KEY
-from hudi_meta.table.instant import Action
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.failed_writes import rollback_failed_writes
+from hudi_meta.write.heartbeat import INTERVAL_KEY, MISSES_KEY
 from tests.spark.model import Model, rows_of
 from tests.spark.test_writer import hudi_rs
 

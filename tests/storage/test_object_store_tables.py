@@ -30,7 +30,7 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.write.writer import WriteClient
 from tests.compaction.core import T0, at, create_core_table
 from tests.conftest import S3Server
 
@@ -260,7 +260,7 @@ def test_a_failed_write_is_rolled_back(place: Place, local_disk: tuple[Path, Pat
     """A write that died before its commit is rolled back: on an object store its log files (written whole, only
     its blocks) are deleted; on local disk they get a rollback command block, as Java writes it. Either way the
     table reads as before, and the next write goes on."""
-    from hudi_meta.table.failed_writes import rollback_failed_write
+    from hudi_meta.write.failed_writes import rollback_failed_write
 
     model = build(place)
     table = HudiTable.open(place.uri, place.options)
@@ -298,7 +298,7 @@ def test_a_clean_names_full_uris_and_deletes_on_the_store(
     from hudi_meta.clean.plan import CleanPolicy, Policy
     from hudi_meta.clean.run import run_clean
     from hudi_meta.format.table_service_metadata import CleanerPlan
-    from hudi_meta.table.instant import Action, Instant, State
+    from hudi_meta.timeline.instant import Action, Instant, State
 
     model = build(place)
     table = HudiTable.open(place.uri, place.options)

@@ -138,7 +138,7 @@ def test_uris_round_trip(store: tuple[Storage, str]) -> None:
 RACER = """
 import sys, time
 from hudi_meta.storage import storage_for
-from hudi_meta.table.timeline import TimelineWriter
+from hudi_meta.timeline.timeline import TimelineWriter
 uri, path, at, n = sys.argv[1:]
 storage, base = storage_for(uri)
 while time.time() < float(at):

@@ -9,9 +9,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from hudi_meta.file_group.fs_view import ViewInputs
+from hudi_meta.file_group.reader import read_file_slice
 from hudi_meta.format.file_names import BaseFileName
-from hudi_meta.table.file_group_reader import read_file_slice
-from hudi_meta.table.fs_view import ViewInputs
 from hudi_meta.table.table import HudiTable
 from tests.conftest import table_zips
 from tests.table.test_fixture_reads import data_rows

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hudi_meta.file_group.fs_view import BaseFile, LogFile, build_file_groups, latest_slice_for_snapshot, visible_groups
 from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.table.fs_view import BaseFile, LogFile, build_file_groups, latest_slice_for_snapshot, visible_groups
 from hudi_meta.table.metadata_table import (
     FileInfo,
     FilesRecord,

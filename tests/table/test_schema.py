@@ -9,7 +9,7 @@ import pytest
 
 from hudi_meta.table.schema import CREATE_SCHEMA, nested_field, table_schema
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import META_COLUMNS
+from hudi_meta.write.writer import META_COLUMNS
 from tests.compaction.core import CoreTable, rows
 from tests.conftest import table_id, table_zips
 

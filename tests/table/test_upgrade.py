@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.format.commit_metadata import CommitMetadata
-from hudi_meta.table.instant import Instant
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Instant
 from tests.compaction.core import TwoRegions, compact_three_times, hudi_rs_read
 from tests.table.upgrade import downgrade_8_to_6, upgrade_6_to_8
 

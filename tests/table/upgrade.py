@@ -38,8 +38,8 @@ from pathlib import Path
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.properties import format_properties, parse_properties, with_checksum
 from hudi_meta.table.config import timeline_zone
-from hudi_meta.table.instant import Action, Instant, State, format_instant
-from hudi_meta.table.writer import COMMIT_TIME_MERGE_STRATEGY, EVENT_TIME_MERGE_STRATEGY
+from hudi_meta.timeline.instant import Action, Instant, State, format_instant
+from hudi_meta.write.writer import COMMIT_TIME_MERGE_STRATEGY, EVENT_TIME_MERGE_STRATEGY
 
 PAYLOADS = "org.apache.hudi.common.model."
 DEFAULT_PAYLOAD = PAYLOADS + "DefaultHoodieRecordPayload"

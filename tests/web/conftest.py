@@ -29,9 +29,9 @@ from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.index.sync_runs import SyncRun, record_sync_run
-from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms
+from hudi_meta.timeline.instant import instant_epoch_ms
 from tests.compaction.core import CoreTable, TwoRegions, at, compact_three_times, region_rows
 from tests.conftest import FIXTURES_DIR
 

@@ -1,7 +1,7 @@
 """Timeline archival: completed instants move off the active timeline, so it stays short. On Hudi 1.x tables
 (versions 8 and 9, timeline layout 2) into the LSM history (`.hoodie/timeline/history/`, `format/lsm_timeline.py`);
 on version 6 (layout 1) into the 0.x archived log (`.hoodie/archived/`, `format/archived_log.py`), as Java 0.14/0.15's
-`HoodieTimelineArchiver` does. What is archived is planned by `table/archival_plan.py` the same way on both layouts
+`HoodieTimelineArchiver` does. What is archived is planned by `timeline/archival_plan.py` the same way on both layouts
 (Java's rules and hudi-meta's own, docs/archival.md).
 
 One run, under the table lock (Java archives under it too, and our writers complete their instants under it):
@@ -40,7 +40,9 @@ from hudi_meta.format import archived_log
 from hudi_meta.format.archived_log import ArchivedEntry
 from hudi_meta.format.lsm_timeline import ArchivedInstant, append_history, data_file_name
 from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata, CompactionPlan
-from hudi_meta.table.archival_plan import (
+from hudi_meta.table.metadata_table import METADATA_DIR
+from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.archival_plan import (
     ArchivalPlan,
     ArchivalSettings,
     Boundary,
@@ -48,10 +50,8 @@ from hudi_meta.table.archival_plan import (
     count_reach,
     plan_archival,
 )
-from hudi_meta.table.instant import Action, Instant, State, format_instant
-from hudi_meta.table.lock import table_lock
-from hudi_meta.table.metadata_table import METADATA_DIR
-from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant, State, format_instant
+from hudi_meta.write.lock import table_lock
 
 log = logging.getLogger(__name__)
 

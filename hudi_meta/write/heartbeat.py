@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from hudi_meta.errors import HeartbeatExpiredError
 from hudi_meta.storage.base import Storage
-from hudi_meta.table.instant import instant_epoch_ms
 from hudi_meta.table.times import now_ms
+from hudi_meta.timeline.instant import instant_epoch_ms
 
 HEARTBEAT_DIR = ".heartbeat"
 INTERVAL_KEY = "hoodie.client.heartbeat.interval_in_ms"

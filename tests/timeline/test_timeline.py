@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hudi_meta.table.instant import instant_epoch_ms
-from hudi_meta.table.writer import create_table
+from hudi_meta.timeline.instant import instant_epoch_ms
+from hudi_meta.write.writer import create_table
 
 
 @pytest.mark.usefixtures("los_angeles")

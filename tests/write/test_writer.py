@@ -15,10 +15,10 @@ from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.metadata.integrity import MetadataTableDamagedError
 from hudi_meta.metadata.sync import write_client
-from hudi_meta.table.failed_writes import rollback_failed_write
-from hudi_meta.table.heartbeat import INTERVAL_KEY, MISSES_KEY
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient, append_to_file_group, create_table, write_new_file_group
+from hudi_meta.write.failed_writes import rollback_failed_write
+from hudi_meta.write.heartbeat import INTERVAL_KEY, MISSES_KEY
+from hudi_meta.write.writer import WriteClient, append_to_file_group, create_table, write_new_file_group
 
 COLUMNS = ["id", "ts", "amount", "region"]
 

@@ -10,8 +10,8 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hudi_meta.table.merge import MergeSpec
-from hudi_meta.table.record_keys import record_key_array, record_keys
+from hudi_meta.file_group.merge.rules import MergeSpec
+from hudi_meta.file_group.record_keys import record_key_array, record_keys
 
 COLUMN_TYPES = {
     "string": (pa.string(), st.text()),

@@ -18,12 +18,12 @@ from hudi import HudiTable as RsTable
 
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.format.file_names import LogFileName
-from hudi_meta.table.failed_writes import rollback_failed_write
-from hudi_meta.table.instant import Instant, State
 from hudi_meta.table.table import HudiTable, Query
-from hudi_meta.table.writer import WriteClient
-from tests.table import test_writer
-from tests.table.test_writer import batch, rows
+from hudi_meta.timeline.instant import Instant, State
+from hudi_meta.write.failed_writes import rollback_failed_write
+from hudi_meta.write.writer import WriteClient
+from tests.write import test_writer
+from tests.write.test_writer import batch, rows
 
 VERSIONS = [8, 9]
 

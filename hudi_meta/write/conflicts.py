@@ -9,7 +9,7 @@ group F conflicts with every compaction, pending or completed, whose operation o
 undoing of the compaction that opened slice B (rolled back or taken back since the write planned its files: B is
 then neither committed nor a pending compaction, and no reader reads a slice that is gone); and with any newer
 committed base file of F (a compaction whose instant the archiver has since moved off the active timeline leaves
-only its base file to say that it took slice B). The writer detects it under the table lock (`table.lock`), in
+only its base file to say that it took slice B). The writer detects it under the table lock (`write.lock`), in
 which schedulers write their plans too, rolls its own write back and fails; writing again puts the records into
 the slice that is newest then.
 """

@@ -28,13 +28,13 @@ import pytest
 
 from hudi_meta.errors import CorruptFileError, UnsupportedTableError
 from hudi_meta.format import archived_log
-from hudi_meta.table import archival
-from hudi_meta.table.archival import archive_timeline
-from hudi_meta.table.instant import Instant
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
+from hudi_meta.timeline.instant import Instant
+from hudi_meta.write import archival
+from hudi_meta.write.archival import archive_timeline
+from hudi_meta.write.writer import WriteClient
 from tests.crashes import Crash, crash_at
-from tests.table.test_archival import (
+from tests.write.test_archival import (
     Reads,
     T,
     all_reads,
@@ -48,7 +48,7 @@ from tests.table.test_archival import (
     write_live_link,
     write_table,
 )
-from tests.table.test_writer import batch
+from tests.write.test_writer import batch
 
 FIRST_FILE = ".commits_.archive.1_1-0-1"
 

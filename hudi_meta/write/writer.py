@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import HeartbeatExpiredError, HudiMetaError, UnsupportedTableError, WriteConflictError
+from hudi_meta.file_group.record_keys import drop_soft_deleted, record_key_array
 from hudi_meta.format.avro_arrow import arrow_to_avro_record
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
@@ -62,17 +63,16 @@ from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
 from hudi_meta.table import bucket_index
 from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
-from hudi_meta.table.conflicts import write_conflicts
 from hudi_meta.table.event_time import min_max_epoch_ms
-from hudi_meta.table.failed_writes import rollback_failed_write
-from hudi_meta.table.heartbeat import Heartbeat, HeartbeatConfig
-from hudi_meta.table.instant import Action, Instant, State
-from hudi_meta.table.lock import table_lock
-from hudi_meta.table.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
-from hudi_meta.table.record_keys import drop_soft_deleted, record_key_array
 from hudi_meta.table.schema import latest_commit_schema
 from hudi_meta.table.table import AUX_DIR, META_DIR, PROPERTIES, HudiTable
-from hudi_meta.table.write_targets import FileGroupTarget, target_for
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.conflicts import write_conflicts
+from hudi_meta.write.failed_writes import rollback_failed_write
+from hudi_meta.write.heartbeat import Heartbeat, HeartbeatConfig
+from hudi_meta.write.lock import table_lock
+from hudi_meta.write.markers import APPEND, CREATE, create_marker, delete_marker, delete_markers
+from hudi_meta.write.write_targets import FileGroupTarget, target_for
 
 META_COLUMNS = (
     "_hoodie_commit_time",

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.log_reader import read_blocks
-from hudi_meta.table.failed_writes import rollback_failed_write, rollback_failed_writes
-from hudi_meta.table.instant import Action
-from hudi_meta.table.markers import list_markers
 from hudi_meta.table.table import HudiTable
-from hudi_meta.table.writer import WriteClient
-from tests.table.test_writer import EXPIRY_S, batch, hudi_rs_rows, rows, write_demo
+from hudi_meta.timeline.instant import Action
+from hudi_meta.write.failed_writes import rollback_failed_write, rollback_failed_writes
+from hudi_meta.write.markers import list_markers
+from hudi_meta.write.writer import WriteClient
+from tests.write.test_writer import EXPIRY_S, batch, hudi_rs_rows, rows, write_demo
 
 
 def failed_write(table: HudiTable) -> WriteClient:

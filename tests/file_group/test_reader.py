@@ -18,10 +18,10 @@ import pyarrow.compute as pc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hudi_meta.file_group.merge.records import LogMerge, LogPart, MergedSlice, SliceRecords, merge_rows, merge_slice
+from hudi_meta.file_group.merge.rules import MergeMode, MergeSpec
+from hudi_meta.file_group.record_keys import IS_DELETED_COLUMN, RECORD_KEY_COLUMN, record_key_array
 from hudi_meta.format.block_content import DeleteRecord
-from hudi_meta.table.file_group_reader import LogMerge, LogPart, MergedSlice, SliceRecords, merge_rows, merge_slice
-from hudi_meta.table.merge import MergeMode, MergeSpec
-from hudi_meta.table.record_keys import IS_DELETED_COLUMN, RECORD_KEY_COLUMN, record_key_array
 
 KEYS = st.sampled_from([f"k{i}" for i in range(8)])
 ORDERING_TYPES = {

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hudi_meta.file_group.fs_view import FileGroup, ViewInputs, committed_base
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, LogFileName
-from hudi_meta.table.fs_view import FileGroup, ViewInputs, committed_base
 
 
 @dataclass(frozen=True)

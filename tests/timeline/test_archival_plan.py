@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hudi_meta.errors import ArchivalConfigError
-from hudi_meta.table.archival_plan import (
+from hudi_meta.timeline.archival_plan import (
     ArchivalSettings,
     TimelineInstant,
     count_reach,

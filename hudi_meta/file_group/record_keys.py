@@ -1,5 +1,5 @@
 """Record keys and ordering values of Arrow records, as Hudi's key generators build keys, and the soft-delete
-flag: what the merge rules (`table.merge`) compare, read from the records."""
+flag: what the merge rules (`file_group.merge.rules`) compare, read from the records."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_meta.table.merge import MergeSpec
+from hudi_meta.file_group.merge.rules import MergeSpec
 
 RECORD_KEY_COLUMN = "_hoodie_record_key"
 IS_DELETED_COLUMN = "_hoodie_is_deleted"

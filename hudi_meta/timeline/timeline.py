@@ -14,7 +14,7 @@ from functools import cached_property
 from hudi_meta.errors import InstantExistsError
 from hudi_meta.format.commit_metadata import CommitMetadata
 from hudi_meta.storage.base import Storage
-from hudi_meta.table.instant import COMPLETES_AS, WRITE_ACTIONS, Action, Instant, State, format_instant
+from hudi_meta.timeline.instant import COMPLETES_AS, WRITE_ACTIONS, Action, Instant, State, format_instant
 
 _STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 

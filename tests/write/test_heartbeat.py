@@ -2,7 +2,7 @@
 back, a dead one (kill -9, heartbeat expired) is rolled back by the next write, and a writer whose instant
 is gone or whose heartbeat went stale refuses to commit.
 
-Writers run as real subprocesses: this module is also the writer program (`python -m tests.table.test_heartbeat
+Writers run as real subprocesses: this module is also the writer program (`python -m tests.write.test_heartbeat
 <mode> <table> <signal dir>`). Expected rows come from a simple model: the rows before plus each committed
 write's rows (a later ordering value wins per key), and hudi-rs must read the same.
 """
@@ -23,19 +23,19 @@ import pytest
 
 from hudi_meta.errors import HudiMetaError, LiveWriterError
 from hudi_meta.format.log_reader import read_blocks
-from hudi_meta.table.failed_writes import rollback_failed_write, rollback_failed_writes
-from hudi_meta.table.heartbeat import (
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.times import now_ms
+from hudi_meta.timeline.instant import Action
+from hudi_meta.timeline.timeline import TimelineWriter, new_instant_time
+from hudi_meta.write.failed_writes import rollback_failed_write, rollback_failed_writes
+from hudi_meta.write.heartbeat import (
     HEARTBEAT_DIR,
     HeartbeatConfig,
     is_expired,
     read_heartbeat,
 )
-from hudi_meta.table.instant import Action
-from hudi_meta.table.table import HudiTable
-from hudi_meta.table.timeline import TimelineWriter, new_instant_time
-from hudi_meta.table.times import now_ms
-from hudi_meta.table.writer import WriteClient, create_table
-from tests.table.test_writer import EXPIRY_S, HEARTBEAT_PROPS, batch, hudi_rs_rows, rows, write_demo
+from hudi_meta.write.writer import WriteClient, create_table
+from tests.write.test_writer import EXPIRY_S, HEARTBEAT_PROPS, batch, hudi_rs_rows, rows, write_demo
 
 REPO = Path(__file__).resolve().parents[2]
 SLOW_IDS = [100, 101]
@@ -89,7 +89,7 @@ def _writer_main(mode: str, table_path: str, signals: str) -> int:
 @contextmanager
 def writer_process(mode: str, path: Path, signals: Path) -> Iterator[subprocess.Popen[bytes]]:
     signals.mkdir()
-    cmd = [sys.executable, "-m", "tests.table.test_heartbeat", mode, str(path), str(signals)]
+    cmd = [sys.executable, "-m", "tests.write.test_heartbeat", mode, str(path), str(signals)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with subprocess.Popen(cmd, cwd=REPO, env=env, stderr=subprocess.PIPE) as proc:
         try:

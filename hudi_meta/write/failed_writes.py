@@ -31,12 +31,12 @@ from hudi_meta.format.table_service_metadata import (
     RollbackPlan,
     RollbackRequest,
 )
-from hudi_meta.table.file_actions import FileAction
-from hudi_meta.table.heartbeat import HeartbeatConfig, delete_heartbeat, is_expired
-from hudi_meta.table.instant import Action, Instant, State
-from hudi_meta.table.lock import table_lock
-from hudi_meta.table.markers import APPEND, CREATE, Marker, delete_markers, list_markers
 from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.file_actions import FileAction
+from hudi_meta.write.heartbeat import HeartbeatConfig, delete_heartbeat, is_expired
+from hudi_meta.write.lock import table_lock
+from hudi_meta.write.markers import APPEND, CREATE, Marker, delete_markers, list_markers
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The table lock (`hudi_meta.table.lock`): Java's file-system lock file, re-entrant per thread, taken over once it
+"""The table lock (`hudi_meta.write.lock`): Java's file-system lock file, re-entrant per thread, taken over once it
 expires or once its holder on this host is gone. Rules from the module docstring: a held lock is never taken from
 a live holder; a holder killed inside its section does not stop the table."""
 
@@ -18,7 +18,7 @@ import pytest
 from hudi_meta.errors import TableLockTimeoutError
 from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
-from hudi_meta.table.lock import WAIT_KEY, file_lock, table_lock
+from hudi_meta.write.lock import WAIT_KEY, file_lock, table_lock
 
 SHORT_WAIT = {WAIT_KEY: "300"}
 

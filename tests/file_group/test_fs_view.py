@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.table.fs_view import (
+from hudi_meta.file_group.fs_view import (
     BaseFile,
     LogFile,
     ViewInputs,
@@ -11,6 +10,7 @@ from hudi_meta.table.fs_view import (
     latest_base_for_ro,
     latest_slice_for_snapshot,
 )
+from hudi_meta.format.file_names import BaseFileName, LogFileName
 
 F = "f1-0"
 

@@ -36,6 +36,7 @@ from hudi import HudiReadOptions
 from hudi import HudiTable as RsTable
 
 from hudi_meta.errors import CorruptFileError
+from hudi_meta.file_group.fs_view import ViewInputs, build_file_groups
 from hudi_meta.format import lsm_timeline as lsm
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import BaseFileName
@@ -48,15 +49,14 @@ from hudi_meta.format.table_service_metadata import (
     CompactionPlan,
     SymlinkOperation,
 )
-from hudi_meta.table import archival
-from hudi_meta.table.archival import ArchiveReport, archive_timeline
-from hudi_meta.table.fs_view import ViewInputs, build_file_groups
-from hudi_meta.table.instant import Action, Instant
-from hudi_meta.table.markers import delete_markers
 from hudi_meta.table.table import HudiTable, Query
-from hudi_meta.table.writer import WriteClient, create_table
+from hudi_meta.timeline.instant import Action, Instant
+from hudi_meta.write import archival
+from hudi_meta.write.archival import ArchiveReport, archive_timeline
+from hudi_meta.write.markers import delete_markers
+from hudi_meta.write.writer import WriteClient, create_table
 from tests.crashes import Crash, crash_at
-from tests.table.test_writer import batch, rows
+from tests.write.test_writer import batch, rows
 
 PROPS = {  # Java's heartbeat settings: no test here needs a writer to expire, and 200 ms expired under load
     "hoodie.keep.min.commits": "2",

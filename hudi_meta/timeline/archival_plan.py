@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hudi_meta.errors import ArchivalConfigError
-from hudi_meta.table.instant import Action
+from hudi_meta.timeline.instant import Action
 from hudi_meta.values import JAVA_INT_MAX
 
 MIN_COMMITS_KEY = "hoodie.keep.min.commits"

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from hudi_meta.errors import InstantExistsError
 from hudi_meta.storage import LocalStorage
-from hudi_meta.table.instant import ACTIONS, Action, Instant, State
-from hudi_meta.table.timeline import Timeline, TimelineWriter, new_instant_time
+from hudi_meta.timeline.instant import ACTIONS, Action, Instant, State
+from hudi_meta.timeline.timeline import Timeline, TimelineWriter, new_instant_time
 
 times = st.integers(min_value=10**16, max_value=10**17 - 1).map(str)
 pending_actions = st.sampled_from(sorted(ACTIONS - {Action.SAVEPOINT}))

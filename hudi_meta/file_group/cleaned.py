@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hudi_meta.errors import CleanedDataError
+from hudi_meta.file_group.fs_view import FileGroup, ViewInputs
 from hudi_meta.format.file_names import slice_of_file
 from hudi_meta.format.table_service_metadata import CleanMetadata
-from hudi_meta.table.fs_view import FileGroup, ViewInputs
-from hudi_meta.table.instant import Action
-from hudi_meta.table.timeline import Timeline
+from hudi_meta.timeline.instant import Action
+from hudi_meta.timeline.timeline import Timeline
 
 GroupKey = tuple[str, str]  # (partition, file id)
 

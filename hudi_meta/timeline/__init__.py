@@ -1,0 +1,1 @@
+"""The timeline: instants, the active timeline and its writer, and what archival may move (pure)."""
