@@ -3,7 +3,6 @@ record the plan in the store under one lock, so two schedulers racing produce ex
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -46,7 +45,7 @@ from hudi_meta.table.config import DATA_LATENCY
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import describe_time_ms, format_time_ms
 from hudi_meta.table.times import now_ms as current_ms
-from hudi_meta.timeline.instant import Action
+from hudi_meta.timeline.instant import Action, instant_epoch_ms
 from hudi_meta.values import ascii_integer
 from hudi_meta.write.lock import table_lock
 
@@ -282,8 +281,7 @@ def _facts(table: HudiTable, now_ms: int) -> triggers.TriggerFacts:
     deltas = [i for i in tl.completed() if i.action == Action.DELTA_COMMIT and i.requested_time > last]
     elapsed = None
     if last:
-        then = dt.datetime.strptime(last[:14], "%Y%m%d%H%M%S").replace(tzinfo=dt.UTC)
-        elapsed = now_ms / 1000 - then.timestamp()
+        elapsed = (now_ms - instant_epoch_ms(last, table.config.timeline_timezone)) / 1000
     return triggers.TriggerFacts(
         pending_compactions=[i.requested_time for i in tl.pending_compactions()],
         pending_clustering=[i.requested_time for i in tl.pending_clustering()],

@@ -344,12 +344,6 @@ class RecordLocation:
     file_id: str
 
 
-def instant_millis(instant: str, zone: dt.tzinfo) -> int:
-    """Epoch millis of an instant time read in the writer's timeline zone (`parseDateFromInstantTime`)."""
-    parsed = dt.datetime.strptime(instant[:17].ljust(17, "0"), "%Y%m%d%H%M%S%f").replace(tzinfo=zone)
-    return (parsed - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
-
-
 def _signed64(n: int) -> int:
     return n - (1 << 64) if n >= 1 << 63 else n
 

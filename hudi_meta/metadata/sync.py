@@ -37,7 +37,6 @@ from hudi_meta.metadata.records import (
     RECORD_INDEX,
     SECONDARY_INDEX_PREFIX,
     ColumnStatsIndex,
-    instant_millis,
 )
 from hudi_meta.metadata.rollback import open_mdt, refuse_compacted
 from hudi_meta.metadata.services import run_table_services
@@ -52,7 +51,7 @@ from hudi_meta.metadata.written_files import (
 from hudi_meta.table.committed_files import committed_data_files
 from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable
-from hudi_meta.timeline.instant import Action
+from hudi_meta.timeline.instant import Action, instant_epoch_ms
 from hudi_meta.write.writer import WriteClient
 
 INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"
@@ -171,7 +170,7 @@ class MetadataSync:
         changes, values = write_changes(self.table, instant, list(self.secondary.values()))
         out = []
         if RECORD_INDEX in self.partitions:
-            ms = instant_millis(instant, self.table.config.timeline_timezone)
+            ms = instant_epoch_ms(instant, self.table.config.timeline_timezone)
             out += records.record_index_records(changes.updates, changes.deletes, ms)
         for partition, column in self.secondary.items():
             out += records.secondary_index_records(partition, *values[column])

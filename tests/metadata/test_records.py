@@ -36,7 +36,6 @@ from hudi_meta.metadata.records import (
     clean_files_records,
     column_stats_records,
     files_records,
-    instant_millis,
     partition_stats_records,
     record_index_records,
     rollback_files_records,
@@ -50,7 +49,7 @@ from hudi_meta.metadata.written_files import (
     secondary_values,
 )
 from hudi_meta.table.table import HudiTable
-from hudi_meta.timeline.instant import Action, Instant
+from hudi_meta.timeline.instant import Action, Instant, instant_epoch_ms
 from tests.conftest import FIXTURES_DIR
 
 META_TABLES = [
@@ -170,7 +169,7 @@ def test_records_equal_javas(archive: Path, fixture_table: Callable[[Path], Path
             _assert_partition(PARTITION_STATS, ours, java, schemas)
         if RECORD_INDEX in live:
             changes = record_index_changes(table.storage, table.base_path, metadata, instant.requested_time)
-            ms = instant_millis(instant.requested_time, writer_zone(base))
+            ms = instant_epoch_ms(instant.requested_time, writer_zone(base))
             _assert_partition(RECORD_INDEX, record_index_records(changes.updates, changes.deletes, ms), java, schemas)
 
 
