@@ -5,6 +5,8 @@ log bytes a slice holds."""
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from pathlib import Path
 
 import pytest
@@ -162,3 +164,25 @@ def test_a_table_limit_is_read_in_ascii_digits_only(text: str) -> None:
     request = ScheduleRequest(trigger=Trigger.NUM_COMMITS, strategy=Strategy.UNBOUNDED)
     with pytest.raises(HudiMetaError, match="is not a whole number from 1 to 1000000"):
         MAX_DELTA_COMMITS.of(request, {MAX_DELTA_COMMITS.key: text})
+
+
+def test_time_since_the_last_compaction_reads_its_instant_in_the_timeline_zone(
+    tmp_path: Path, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule (Java's `HoodieInstantTimeGenerator.parseDateFromInstantTime`): an instant time is read in the table's
+    timeline zone (`hoodie.table.timeline.timezone`, LOCAL: the machine's). On a UTC+9 machine, a LOCAL-zone
+    compaction 100 s ago is 100 s ago; read as UTC it looked 9 hours in the future and the trigger never fired."""
+    monkeypatch.setenv("TZ", "Etc/GMT-9")  # POSIX sign: nine hours east of UTC
+    time.tzset()
+    try:
+        t = CoreTable(tmp_path / "t", props={"hoodie.table.timeline.timezone": "LOCAL"})
+        three_delta_commits(t)
+        last = t.compact(engine)
+        t.write(rows(("d", 4, 1.0)))
+        later = instant_epoch_ms(last, dt.datetime.now().astimezone().tzinfo or dt.UTC) + 100_000
+        request = ScheduleRequest(trigger=Trigger.TIME_ELAPSED, max_delta_seconds=60, strategy=Strategy.UNBOUNDED)
+        result = schedule_compaction(engine, t.table, request, now_ms=later)
+        assert result.instant is not None, result.reason
+    finally:
+        monkeypatch.undo()
+        time.tzset()
