@@ -1,5 +1,6 @@
-"""How Hudi's HiveSyncTool registers a Merge-On-Read table (docs/hudi-format.md section 7), as pure functions: the
-`<name>_ro` and `<name>_rt` definitions from the table's schema, partition fields, partitions and base path.
+"""How Hudi's HiveSyncTool registers a Merge-On-Read table (docs/hudi-format.md section 7), as pure functions: which
+names it registers (`Layout`: `skip_ro_suffix` and the table strategy) and their definitions from the table's
+schema, partition fields, partitions and base path.
 
 Types follow HiveSchemaUtil with timestamps as `bigint` (HiveSyncTool's default, `support_timestamp=false`);
 the `spark.sql.sources.*` properties carry Spark's own JSON schema, partition columns last, as
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.spelling import Spelled
 from hudi_meta.sync.catalog import CatalogTable, Column, Partition
 
 RO_SUFFIX = "_ro"
@@ -24,6 +27,48 @@ OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
 SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
 QUERY_AS_RO = "hoodie.query.as.ro.table"
 SCHEMA_PART_LENGTH = 4000  # hoodie.datasource.hive_sync.schema_string_length_thresh
+
+
+class TableStrategy(Spelled):
+    """Which views of a Merge-On-Read table HiveSyncTool registers (`hoodie.datasource.hive_sync.table.strategy`):
+    the read-optimized view alone, the snapshot (real-time) view alone, both."""
+
+    RO = "ro"
+    RT = "rt"
+    ALL = "all"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The names HiveSyncTool registers a Merge-On-Read table `NAME` under (`HiveSyncTool.initTableNameVars` and
+    `doSync`): ALL registers the read-optimized view as `NAME_ro`, or as `NAME` with `skip_ro_suffix`
+    (`hoodie.datasource.hive_sync.skip_ro_suffix`), and the snapshot view as `NAME_rt`; RO and RT register their one
+    view as `NAME` itself, whatever `skip_ro_suffix` says."""
+
+    skip_ro_suffix: bool = False
+    strategy: TableStrategy = TableStrategy.ALL
+
+    def registrations(self, name: str) -> list[tuple[str, bool]]:
+        """(catalog table name, whether it is the read-optimized view) of each table this layout registers."""
+        if self.strategy == TableStrategy.RO:
+            return [(name, True)]
+        if self.strategy == TableStrategy.RT:
+            return [(name, False)]
+        return [(name if self.skip_ro_suffix else name + RO_SUFFIX, True), (name + RT_SUFFIX, False)]
+
+
+def candidate_names(name: str) -> tuple[str, ...]:
+    """Every name some layout registers `name` under: where an existing registration of the table is looked for."""
+    return (name, name + RO_SUFFIX, name + RT_SUFFIX)
+
+
+def is_read_optimized(table: CatalogTable) -> bool:
+    """Whether a registered table reads the read-optimized view: Hudi's non-real-time input format, or
+    `hoodie.query.as.ro.table` true in its serde properties (what Spark's Hudi data source reads)."""
+    flag = table.serde_properties.get(QUERY_AS_RO)
+    if flag is not None:
+        return flag.lower() == "true"
+    return "realtime" not in table.input_format.lower()
 
 
 def hive_type(t: pa.DataType) -> str:
@@ -120,9 +165,11 @@ def sync_definitions(
     database: str,
     name: str,
     as_datasource: bool = True,
+    layout: Layout = Layout(),
 ) -> tuple[list[CatalogTable], list[Partition]]:
-    """`<name>_ro` and `<name>_rt` as HiveSyncTool creates them (without `last_commit_time_sync`, which a sync
-    sets last), and the partitions both get. `as_datasource` (HiveSyncTool's `sync_as_datasource`, default on)
+    """The tables `layout` registers `name` under (by default `<name>_ro` and `<name>_rt`) as HiveSyncTool creates
+    them (without `last_commit_time_sync`, which a sync sets last), and the partitions each gets. `as_datasource`
+    (HiveSyncTool's `sync_as_datasource`, default on)
     adds the `spark.sql.sources.*` properties: Spark then reads the table through its `hudi` data source, and
     a Spark without the Hudi bundle cannot open it at all, not even for SHOW TBLPROPERTIES."""
     missing = [f for f in partition_fields if f not in schema.names]
@@ -143,17 +190,17 @@ def sync_definitions(
     tables = [
         CatalogTable(
             database=database,
-            name=name + suffix,
+            name=table_name,
             columns=tuple(Column(f.name, hive_type(f.type)) for f in data),
             partition_columns=tuple(Column(f.name, hive_type(f.type)) for f in parts),
             location=base_path,
-            input_format=input_format,
+            input_format=RO_INPUT_FORMAT if read_optimized else RT_INPUT_FORMAT,
             output_format=OUTPUT_FORMAT,
             serde=SERDE,
-            serde_properties={"path": base_path, QUERY_AS_RO: str(suffix == RO_SUFFIX).lower()},
+            serde_properties={"path": base_path, QUERY_AS_RO: str(read_optimized).lower()},
             properties=dict(properties),
         )
-        for suffix, input_format in ((RO_SUFFIX, RO_INPUT_FORMAT), (RT_SUFFIX, RT_INPUT_FORMAT))
+        for table_name, read_optimized in layout.registrations(name)
     ]
     partitions = [
         Partition(partition_values(p, partition_fields), f"{base_path.rstrip('/')}/{p}")

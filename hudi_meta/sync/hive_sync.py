@@ -1,10 +1,13 @@
 """Sync a Merge-On-Read table's RO freshness into a catalog (docs/catalog-and-freshness.md section 3).
 
-Each of `<name>_ro` and `<name>_rt` is brought to the wanted state in an order a crash can interrupt anywhere:
-register the table if missing (Hudi's properties, none of ours), add the partitions it lacks, then change our
-properties in one alter. The properties are the claim, so they come last; every step compares with what the
-catalog holds, so the next sync finishes whatever a failed one left, and a sync with nothing to change writes
-nothing.
+The tables to publish on are the registrations of the table that exist already, whatever HiveSyncTool layout
+made them (`hive_schema.Layout`: `NAME_ro`/`NAME_rt`, `NAME` with `skip_ro_suffix`, one view as `NAME`), found by
+their location; with none, or with a layout asked for, the layout's tables (by default `<name>_ro` and
+`<name>_rt`). A name that holds another table (another location) is never written to. Each table is brought to
+the wanted state in an order a crash can interrupt anywhere: register it if missing (Hudi's properties, none of
+ours), add the partitions it lacks, then change our properties in one alter. The properties are the claim, so
+they come last; every step compares with what the catalog holds, so the next sync finishes whatever a failed one
+left, and a sync with nothing to change writes nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.avro_arrow import arrow_schema_from_avro_json
 from hudi_meta.freshness import Freshness
 from hudi_meta.sync.catalog import Catalog, CatalogTable, Partition
-from hudi_meta.sync.hive_schema import sync_definitions
+from hudi_meta.sync.hive_schema import Layout, candidate_names, sync_definitions
 from hudi_meta.sync.properties import changes, published
 from hudi_meta.table.table import HudiTable
 from hudi_meta.write.writer import META_COLUMNS
@@ -76,7 +79,10 @@ def sync_table(
     name: str | None = None,
     dry_run: bool = False,
     as_datasource: bool = True,
+    layout: Layout | None = None,
 ) -> SyncReport:
+    """Publish `freshness` on the catalog tables of `table` (module docstring); `layout` None: the registrations
+    found, else HiveSyncTool's default layout; a `layout`: its tables, registered where missing."""
     if not table.config.is_mor:
         raise HudiMetaError(
             f"{table.base_path} is {table.config.table_type}: sync publishes the read-optimized view of "
@@ -88,19 +94,62 @@ def sync_table(
         raise HudiMetaError(f"{table.base_path} has no hoodie.table.name: pass --table NAME")
     partitions = {fg.partition for fg in table.file_groups()}
     wanted, partition_list = sync_definitions(
-        table_schema(table), table.config.partition_fields, partitions, table.base_path, database, name, as_datasource
+        table_schema(table),
+        table.config.partition_fields,
+        partitions,
+        table.base_path,
+        database,
+        name,
+        as_datasource,
+        layout or Layout(),
     )
     properties = published(freshness, last_commit_time(table))
-    report = SyncReport([f"{database}.{t.name}" for t in wanted], [], dry_run)
     database_exists = catalog.database_exists(database)
+    found = {n: catalog.get_table(database, n) for n in candidate_names(name)} if database_exists else {}
+    targets = _targets(wanted, {n: t for n, t in found.items() if t is not None}, table.base_path, layout is None)
+    report = SyncReport([f"{database}.{definition.name}" for definition, _ in targets], [], dry_run)
     if not database_exists:
         report.actions.append(SyncAction("create_database", database))
         if not dry_run:
             catalog.create_database(database)
-    for definition in wanted:
-        existing = catalog.get_table(database, definition.name) if database_exists else None
+    for definition, existing in targets:
         _sync_one(catalog, definition, existing, partition_list, properties, report)
     return report
+
+
+def _targets(
+    wanted: list[CatalogTable], found: dict[str, CatalogTable], base_path: str, detect: bool
+) -> list[tuple[CatalogTable, CatalogTable | None]]:
+    """(definition, registration found) of each table to publish on: with `detect`, the registrations of this
+    table found under any layout's name, if there are any; else the wanted tables. A wanted name registered at
+    another location is another table: refused before anything is written."""
+    ours = {n: t for n, t in found.items() if same_location(t.location, base_path)}
+    if detect and ours:
+        return [(t, t) for _, t in sorted(ours.items())]
+    for definition in wanted:
+        other = found.get(definition.name)
+        if other is not None and definition.name not in ours:
+            raise HudiMetaError(
+                f"catalog table {definition.database}.{definition.name} is registered at {other.location}, not at "
+                f"{base_path}: it is another table, and hudi-meta does not publish on it (sync under another name)"
+            )
+    return [(definition, ours.get(definition.name)) for definition in wanted]
+
+
+def same_location(registered: str, base_path: str) -> bool:
+    """Whether a catalog location names the table's base path: the metastore writes local paths as `file:/p`
+    (`file:///p` and `/p` too), Hadoop's S3 connectors as `s3a://` or `s3n://` where we write `s3://`."""
+
+    def canonical(location: str) -> str:
+        text = location.strip().rstrip("/")
+        for scheme in ("s3a://", "s3n://"):
+            if text.startswith(scheme):
+                text = "s3://" + text[len(scheme) :]
+        if text.startswith("file:"):
+            text = "/" + text[len("file:") :].lstrip("/")
+        return text
+
+    return canonical(registered) == canonical(base_path)
 
 
 def _sync_one(

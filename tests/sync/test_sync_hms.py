@@ -15,7 +15,7 @@ from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.demo.local_servers import LocalServer, metastore
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.sync.catalog import open_catalog
-from hudi_meta.sync.hive_schema import sync_definitions
+from hudi_meta.sync.hive_schema import RO_INPUT_FORMAT, Layout, TableStrategy, sync_definitions
 from hudi_meta.sync.hive_sync import table_schema
 from hudi_meta.sync.hms import HmsCatalog
 from tests.compaction.core import at, rows
@@ -127,6 +127,37 @@ def test_a_table_hive_sync_tool_registered_keeps_everything_but_our_keys(
     assert again.actions == []
     writes = {"alter_table", "create_table", "add_partitions_req", "create_database"}
     assert sum(n for name, n in (counting.calls - calls).items() if name in writes) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layout", [Layout(skip_ro_suffix=True), Layout(strategy=TableStrategy.RO)])
+def test_a_table_registered_in_another_hive_sync_tool_layout_is_annotated_where_it_is(
+    engine: Engine, tmp_path: Path, metastore_uri: str, layout: Layout
+) -> None:
+    """HiveSyncTool with `skip_ro_suffix` (or the RO strategy) registers the read-optimized view as `core` itself:
+    the sync finds it by its location, as the metastore returns it (`file:/...`), and publishes there, creating
+    no `core_ro` beside it."""
+    t, instant = compacted_table(tmp_path / "t", engine)
+    db = database()
+    tables, partitions = sync_definitions(
+        table_schema(t.table), ["region"], ["region=eu"], t.path, db, "core", True, layout
+    )
+    catalog = HmsCatalog(metastore_uri, FAST_RETRIES, 30)
+    catalog.create_database(db)
+    for table in tables:
+        catalog.create_table(table)
+        catalog.add_partitions(db, table.name, partitions)
+    assert not raw_table(metastore_uri, db, "core").sd.location.startswith("/")  # the metastore's own spelling
+    counting = catalog.client = CountingClient(catalog.client)
+    sync("hms", metastore_uri, t.path, str(engine.url), db, catalog=catalog, name="core")
+    catalog.close()
+    assert counting.calls["create_table"] == 0 and counting.calls["alter_table"] == len(tables)
+    ro = raw_table(metastore_uri, db, "core")
+    assert ro.sd.inputFormat == RO_INPUT_FORMAT
+    assert ro.parameters["hoodie.ro.event.time.threshold.ms"] == str(at(10))
+    assert ro.parameters["last_commit_time_sync"] == instant
+    with pytest.raises(Exception, match="NoSuchObject|not exist"):
+        raw_table(metastore_uri, db, "core_ro")
 
 
 @pytest.mark.slow
