@@ -71,6 +71,13 @@ def last_commit_time(table: HudiTable) -> str | None:
     return writes[-1].requested_time if writes else None
 
 
+def last_commit_completion_time(table: HudiTable) -> str | None:
+    """`last_commit_completion_time_sync` as Hudi 1.x's HiveSyncTool sets it: the latest completion time over the
+    completed instants of the commits timeline (None where the timeline records none: table version 6)."""
+    times = [i.completion_time for i in table.timeline.completed_writes() if i.completion_time]
+    return max(times) if times else None
+
+
 def sync_table(
     catalog: Catalog,
     table: HudiTable,
@@ -103,7 +110,7 @@ def sync_table(
         as_datasource,
         layout or Layout(),
     )
-    properties = published(freshness, last_commit_time(table))
+    properties = published(freshness, last_commit_time(table), last_commit_completion_time(table))
     database_exists = catalog.database_exists(database)
     found = {n: catalog.get_table(database, n) for n in candidate_names(name)} if database_exists else {}
     targets = _targets(wanted, {n: t for n, t in found.items() if t is not None}, table.base_path, layout is None)

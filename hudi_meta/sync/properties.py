@@ -21,12 +21,19 @@ WATERMARK_MS = PREFIX + "watermark.ms"
 COMPACTION_INSTANT = PREFIX + "compaction.instant"
 EXACT = PREFIX + "exact"
 LAST_COMMIT_TIME_SYNC = "last_commit_time_sync"
+LAST_COMMIT_COMPLETION_TIME_SYNC = "last_commit_completion_time_sync"  # Hudi 1.x's HiveSyncTool
 FRESHNESS_KEYS = (THRESHOLD, THRESHOLD_MS, WATERMARK, WATERMARK_MS, COMPACTION_INSTANT, EXACT)
 
 
-def published(f: Freshness, last_commit_time: str | None) -> dict[str, str | None]:
-    """Our keys and their values now (None: the key must not be there)."""
+def published(
+    f: Freshness, last_commit_time: str | None, last_commit_completion_time: str | None = None
+) -> dict[str, str | None]:
+    """Our keys and their values now (None: the key must not be there), with Hudi's own `last_commit_time_sync`
+    and, where the timeline records completion times (table versions 8 and 9), `last_commit_completion_time_sync`,
+    as HiveSyncTool writes them (`HoodieSyncClient.getLastCommitTime`, `getLastCommitCompletionTime`). A version 6
+    table has no completion times: a value another tool wrote there is left as it is."""
     threshold, watermark = f.threshold_ms, f.watermark_ms
+    completion = {LAST_COMMIT_COMPLETION_TIME_SYNC: last_commit_completion_time} if last_commit_completion_time else {}
     return {
         THRESHOLD: format_time_ms(threshold) if threshold is not None else None,
         THRESHOLD_MS: str(threshold) if threshold is not None else None,
@@ -35,6 +42,7 @@ def published(f: Freshness, last_commit_time: str | None) -> dict[str, str | Non
         COMPACTION_INSTANT: f.compaction_instant,
         EXACT: (str(f.exact).lower() if f.compaction_instant is not None else None),
         LAST_COMMIT_TIME_SYNC: last_commit_time,
+        **completion,
     }
 
 

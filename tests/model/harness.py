@@ -56,7 +56,8 @@ from hudi_meta.metadata.init import create_metadata_table
 from hudi_meta.metadata.integrity import MetadataTableDamagedError, metadata_damage
 from hudi_meta.metadata.rollback import open_mdt
 from hudi_meta.metadata.sync import rollback_hook, write_client
-from hudi_meta.sync.hive_sync import sync_table
+from hudi_meta.sync.hive_schema import Layout, sync_definitions
+from hudi_meta.sync.hive_sync import sync_table, table_schema
 from hudi_meta.sync.properties import COMPACTION_INSTANT, THRESHOLD_MS, WATERMARK_MS
 from hudi_meta.table.bucket_index import bucket_id, new_bucket_file_id
 from hudi_meta.table.metadata_table import read_files_partition
@@ -897,18 +898,28 @@ class ModelTable:
                     f"{ro[key].row if key in ro else None}"
                 )
 
-    def sync(self) -> None:
+    def sync(self, layout: Layout | None = None) -> None:
         """`hudi-meta sync` into a catalog: what it publishes keeps the promise, the tables have every partition
-        of the table, and a second sync changes nothing."""
+        of the table, and a second sync changes nothing. `layout`: before the first sync, HiveSyncTool registered
+        the table in that layout (the sync must publish there and register nothing beside it)."""
         indexer = Indexer(self.engine, self.table)
         indexer.run()
         assert indexer.table_id is not None
         table_id = indexer.table_id
         f = freshness(completed_compactions(self.engine, table_id), pending_blocks(self.engine, table_id), 0)
+        if not self.catalog.tables and layout is not None and self.table.timeline.completed_writes():
+            self.catalog.create_database("db")
+            schema = table_schema(self.table)
+            fields = self.table.config.partition_fields
+            for t in sync_definitions(schema, fields, [], self.table.base_path, "db", "events", True, layout)[0]:
+                self.catalog.create_table(t)
+            self.log.append(f"registered by HiveSyncTool as {sorted(n for _, n in self.catalog.tables)}")
+        registered = set(self.catalog.tables)
         report = sync_table(self.catalog, self.table, f, "db", "events")
         self.log.append(f"sync: {[(a.operation, a.target) for a in report.actions]}")
+        assert not registered or set(self.catalog.tables) == registered  # nothing beside HiveSyncTool's tables
         partitions = {tuple(p.split("=", 1)[1] for p in fg.partition.split("/")) for fg in self.table.file_groups()}
-        for name in ("events_ro", "events_rt"):
+        for _, name in self.catalog.tables:
             props = self.catalog.tables[("db", name)].properties
             threshold, watermark = (int(props[k]) if k in props else None for k in (THRESHOLD_MS, WATERMARK_MS))
             self.check_promise(props.get(COMPACTION_INSTANT), threshold, watermark)

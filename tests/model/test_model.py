@@ -38,6 +38,7 @@ from pyspark.sql import SparkSession
 
 from hudi_meta.clean.plan import POLICIES, Policy
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
+from hudi_meta.sync.hive_schema import Layout, TableStrategy
 from hudi_meta.table.table import HudiTable
 from tests.model.harness import KEYS, ModelTable, Op, bucket_of, partition_of
 from tests.model.model import PAYLOADS
@@ -263,9 +264,9 @@ class ModelMachine(RuleBasedStateMachine):
     def index(self) -> None:
         self.table.check_index()
 
-    @rule()
-    def sync(self) -> None:
-        self.table.sync()
+    @rule(layout=st.sampled_from([None, Layout(skip_ro_suffix=True), Layout(strategy=TableStrategy.RO)]))
+    def sync(self, layout: Layout | None) -> None:
+        self.table.sync(layout)
 
     @invariant()
     def reads_equal_the_model(self) -> None:

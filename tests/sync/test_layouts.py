@@ -26,6 +26,7 @@ from hudi_meta.sync.hive_schema import (
 )
 from hudi_meta.sync.hive_sync import same_location, table_schema
 from hudi_meta.table.table import HudiTable
+from tests.compaction.core import CoreTable, at, rows
 from tests.sync.helpers import compacted_table, sync
 from tests.sync.memory_catalog import MemoryCatalog
 
@@ -147,3 +148,29 @@ def test_another_table_under_a_name_no_layout_writes_is_left_alone(tmp_path: Pat
     sync("hms", "", t.path, str(engine.url), "db", catalog=catalog, name="core")
     assert THRESHOLD_KEY not in catalog.tables[("db", "core")].properties
     assert catalog.tables[("db", "core_ro")].properties[THRESHOLD_KEY]
+
+
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_hudis_own_sync_times_are_written_as_hive_sync_tool_writes_them(
+    tmp_path: Path, engine: Engine, version: int
+) -> None:
+    """`last_commit_time_sync` is the requested time of the newest completed commit (the compaction here), and on
+    1.x tables `last_commit_completion_time_sync` the newest completion time of a completed commit, read here from
+    the timeline's file names (`<requested>_<completed>.<action>`); a version 6 timeline records none, so a value
+    someone else wrote stays."""
+    t = CoreTable(tmp_path / "t", version=version)
+    t.write(rows(("a", 1, 1.0)))
+    t.write(rows(("a", 5, 2.0)))
+    instant = t.compact(engine, at(10))
+    catalog = MemoryCatalog()
+    registered(catalog, t.path, Layout())
+    catalog.set_properties("db", "core_ro", {"last_commit_completion_time_sync": "19990101000000000"})
+    sync("hms", "", t.path, str(engine.url), "db", catalog=catalog, name="core")
+    ro = catalog.tables[("db", "core_ro")].properties
+    assert ro["last_commit_time_sync"] == instant
+    if version == 6:
+        assert ro["last_commit_completion_time_sync"] == "19990101000000000"
+    else:
+        names = [p.name for p in Path(t.path, ".hoodie", "timeline").iterdir()]
+        done = [n.split(".")[0].split("_")[1] for n in names if n.endswith((".commit", ".deltacommit")) and "_" in n]
+        assert ro["last_commit_completion_time_sync"] == max(done)
