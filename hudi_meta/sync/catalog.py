@@ -77,9 +77,19 @@ class Catalog(Protocol):
 
     def set_properties(self, database: str, name: str, changes: Mapping[str, str | None]) -> None: ...
 
-    def partition_values(self, database: str, name: str) -> set[tuple[str, ...]]: ...
+    def partitions(self, database: str, name: str) -> dict[tuple[str, ...], str]:
+        """Every partition's values and location."""
+        ...
 
     def add_partitions(self, database: str, name: str, partitions: list[Partition]) -> None: ...
+
+    def move_partitions(self, database: str, name: str, partitions: list[Partition]) -> None:
+        """Set each partition's location (its values name it)."""
+        ...
+
+    def drop_partitions(self, database: str, name: str, values: list[tuple[str, ...]]) -> None:
+        """Drop the registrations only: a catalog never deletes the table's files (Hive's deleteData false)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -151,3 +161,19 @@ def catalog_address(mode: SyncMode | str, uri: str) -> tuple[str, int]:
     if not host.strip() or number is None or not 1 <= number <= 65535:
         raise BadValueError(expected)
     return host, number
+
+
+def same_location(registered: str, base_path: str) -> bool:
+    """Whether a catalog location names the table's base path: the metastore writes local paths as `file:/p`
+    (`file:///p` and `/p` too), Hadoop's S3 connectors as `s3a://` or `s3n://` where we write `s3://`."""
+
+    def canonical(location: str) -> str:
+        text = location.strip().rstrip("/")
+        for scheme in ("s3a://", "s3n://"):
+            if text.startswith(scheme):
+                text = "s3://" + text[len(scheme) :]
+        if text.startswith("file:"):
+            text = "/" + text[len("file:") :].lstrip("/")
+        return text
+
+    return canonical(registered) == canonical(base_path)

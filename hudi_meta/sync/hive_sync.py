@@ -21,8 +21,9 @@ import pyarrow as pa
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.avro_arrow import arrow_schema_from_avro_json
 from hudi_meta.freshness import Freshness
-from hudi_meta.sync.catalog import Catalog, CatalogTable, Partition
-from hudi_meta.sync.hive_schema import Layout, candidate_names, sync_definitions
+from hudi_meta.sync.catalog import Catalog, CatalogTable, Partition, same_location
+from hudi_meta.sync.hive_schema import Layout, candidate_names, partition_values, sync_definitions
+from hudi_meta.sync.partitions import dropped_partitions, partition_changes
 from hudi_meta.sync.properties import changes, published
 from hudi_meta.table.table import HudiTable
 from hudi_meta.write.writer import META_COLUMNS
@@ -32,7 +33,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class SyncAction:
-    operation: str  # create_database, create_table, add_partitions, set_properties
+    operation: str  # create_database, create_table, add/move/drop_partitions, set_properties
     target: str  # database or database.table
     detail: Mapping[str, str | None] = field(default_factory=dict)
 
@@ -119,8 +120,10 @@ def sync_table(
         report.actions.append(SyncAction("create_database", database))
         if not dry_run:
             catalog.create_database(database)
+    fields = table.config.partition_fields
+    dropped = [partition_values(p, fields) for p in sorted(dropped_partitions(table))] if fields else []
     for definition, existing in targets:
-        _sync_one(catalog, definition, existing, partition_list, properties, report)
+        _sync_one(catalog, definition, existing, (partition_list, dropped), properties, report)
     return report
 
 
@@ -128,10 +131,12 @@ def _targets(
     wanted: list[CatalogTable], found: dict[str, CatalogTable], base_path: str, detect: bool
 ) -> list[tuple[CatalogTable, CatalogTable | None]]:
     """(definition, registration found) of each table to publish on: with `detect`, the registrations of this
-    table found under any layout's name, if there are any; else the wanted tables. A wanted name registered at
-    another location is another table: refused before anything is written."""
+    table found under any layout's name when one of them is not the default layout's (another layout: what is
+    there is annotated, nothing added); else the wanted tables, so the default layout a sync killed halfway left is
+    completed. A wanted name registered at another location is another table: refused before anything is
+    written."""
     ours = {n: t for n, t in found.items() if same_location(t.location, base_path)}
-    if detect and ours:
+    if detect and ours and not set(ours) <= {definition.name for definition in wanted}:
         return [(t, t) for _, t in sorted(ours.items())]
     for definition in wanted:
         other = found.get(definition.name)
@@ -143,48 +148,47 @@ def _targets(
     return [(definition, ours.get(definition.name)) for definition in wanted]
 
 
-def same_location(registered: str, base_path: str) -> bool:
-    """Whether a catalog location names the table's base path: the metastore writes local paths as `file:/p`
-    (`file:///p` and `/p` too), Hadoop's S3 connectors as `s3a://` or `s3n://` where we write `s3://`."""
-
-    def canonical(location: str) -> str:
-        text = location.strip().rstrip("/")
-        for scheme in ("s3a://", "s3n://"):
-            if text.startswith(scheme):
-                text = "s3://" + text[len(scheme) :]
-        if text.startswith("file:"):
-            text = "/" + text[len("file:") :].lstrip("/")
-        return text
-
-    return canonical(registered) == canonical(base_path)
-
-
 def _sync_one(
     catalog: Catalog,
     definition: CatalogTable,
     existing: CatalogTable | None,
-    partition_list: list[Partition],
+    partitions: tuple[list[Partition], list[tuple[str, ...]]],
     properties: Mapping[str, str | None],
     report: SyncReport,
 ) -> None:
+    """Register, then partitions (added, moved, dropped), then our properties: the claim comes last."""
     target = f"{definition.database}.{definition.name}"
     if existing is None:
         report.actions.append(SyncAction("create_table", target))
         if not report.dry_run:
             catalog.create_table(definition)
         current: Mapping[str, str] = dict(definition.properties)
-        have: set[tuple[str, ...]] = set()
+        registered: dict[tuple[str, ...], str] = {}
     else:
         current = existing.properties
-        have = catalog.partition_values(definition.database, definition.name) if existing.partition_columns else set()
-    missing = [p for p in partition_list if p.values not in have]
-    if missing:
-        report.actions.append(SyncAction("add_partitions", target, {"/".join(p.values): p.location for p in missing}))
+        registered = catalog.partitions(definition.database, definition.name) if existing.partition_columns else {}
+    wanted, dropped = partitions
+    todo = partition_changes(wanted, registered, dropped)
+    db, name = definition.database, definition.name
+    if todo.added:
+        report.actions.append(SyncAction("add_partitions", target, _where(todo.added)))
         if not report.dry_run:
-            catalog.add_partitions(definition.database, definition.name, missing)
+            catalog.add_partitions(db, name, todo.added)
+    if todo.moved:
+        report.actions.append(SyncAction("move_partitions", target, _where(todo.moved)))
+        if not report.dry_run:
+            catalog.move_partitions(db, name, todo.moved)
+    if todo.dropped:
+        report.actions.append(SyncAction("drop_partitions", target, {"/".join(v): None for v in todo.dropped}))
+        if not report.dry_run:
+            catalog.drop_partitions(db, name, todo.dropped)
     diff = changes(current, properties)
     if diff:
         report.actions.append(SyncAction("set_properties", target, diff))
         if not report.dry_run:
             catalog.set_properties(definition.database, definition.name, diff)
             log.info("catalog table %s: properties set %s", target, diff)
+
+
+def _where(partitions: list[Partition]) -> dict[str, str | None]:
+    return {"/".join(p.values): p.location for p in partitions}

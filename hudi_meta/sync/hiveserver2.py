@@ -139,24 +139,49 @@ class HiveServer2Catalog:
         if unsets:
             self._execute(f"ALTER TABLE {full} UNSET TBLPROPERTIES IF EXISTS ({', '.join(map(literal, unsets))})")
 
-    def partition_values(self, database: str, name: str) -> set[tuple[str, ...]]:
-        rows = self._rows(f"SHOW PARTITIONS {ident(database)}.{ident(name)}")
-        return {tuple(unquote(part.split("=", 1)[1]) for part in str(r[0]).split("/")) for r in rows}
+    def _partition_names(self, full: str) -> list[str]:
+        return [str(r[0]) for r in self._rows(f"SHOW PARTITIONS {full}")]
 
-    def add_partitions(self, database: str, name: str, partitions: list[Partition]) -> None:
-        if not partitions:
-            return
+    def partitions(self, database: str, name: str) -> dict[tuple[str, ...], str]:
+        """SHOW PARTITIONS, then each partition's location from DESCRIBE FORMATTED (one query per partition:
+        SQL has no listing of partition locations)."""
+        full = f"{ident(database)}.{ident(name)}"
+        out = {}
+        for spec in self._partition_names(full):
+            pairs = [(unquote(k), unquote(v)) for k, v in (part.split("=", 1) for part in spec.split("/"))]
+            values = tuple(v for _, v in pairs)
+            where = ", ".join(f"{ident(k)}={literal(v)}" for k, v in pairs)
+            rows = self._rows(f"DESCRIBE FORMATTED {full} PARTITION ({where})")
+            out[values] = next((str(r[1]).strip() for r in rows if str(r[0]).strip().rstrip(":") == "Location"), "")
+        return out
+
+    def _specs(self, database: str, name: str, values: list[tuple[str, ...]]) -> list[str]:
         table = self.get_table(database, name)
         if table is None:
             raise HudiMetaError(f"table {database}.{name} disappeared from {self.uri} during the sync")
         keys = [c.name for c in table.partition_columns]
-        specs = " ".join(
-            "PARTITION ("
-            + ", ".join(f"{ident(k)}={literal(v)}" for k, v in zip(keys, p.values, strict=True))
-            + f") LOCATION {literal(p.location)}"
-            for p in partitions
-        )
-        self._execute(f"ALTER TABLE {ident(database)}.{ident(name)} ADD IF NOT EXISTS {specs}")
+        return [
+            "PARTITION (" + ", ".join(f"{ident(k)}={literal(v)}" for k, v in zip(keys, vs, strict=True)) + ")"
+            for vs in values
+        ]
+
+    def add_partitions(self, database: str, name: str, partitions: list[Partition]) -> None:
+        if not partitions:
+            return
+        specs = self._specs(database, name, [p.values for p in partitions])
+        added = " ".join(f"{spec} LOCATION {literal(p.location)}" for spec, p in zip(specs, partitions, strict=True))
+        self._execute(f"ALTER TABLE {ident(database)}.{ident(name)} ADD IF NOT EXISTS {added}")
+
+    def move_partitions(self, database: str, name: str, partitions: list[Partition]) -> None:
+        specs = self._specs(database, name, [p.values for p in partitions])
+        for spec, p in zip(specs, partitions, strict=True):
+            self._execute(f"ALTER TABLE {ident(database)}.{ident(name)} {spec} SET LOCATION {literal(p.location)}")
+
+    def drop_partitions(self, database: str, name: str, values: list[tuple[str, ...]]) -> None:
+        """Dropped from an EXTERNAL table, which keeps its files: the registration goes, the data stays."""
+        if values:
+            specs = ", ".join(self._specs(database, name, values))
+            self._execute(f"ALTER TABLE {ident(database)}.{ident(name)} DROP IF EXISTS {specs}")
 
 
 def _from_describe(database: str, name: str, rows: list[tuple[Any, ...]], properties: dict[str, str]) -> CatalogTable:

@@ -15,8 +15,8 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, TypeVar
-from urllib.parse import unquote
 
 from pymetastore.hive_metastore import ThriftHiveMetastore, ttypes
 from thrift.protocol import TBinaryProtocol
@@ -178,9 +178,27 @@ class HmsCatalog:
 
         self._call(call)
 
-    def partition_values(self, database: str, name: str) -> set[tuple[str, ...]]:
-        names = self._call(lambda: self.client.get_partition_names(database, name, -1))
-        return {tuple(unquote(part.split("=", 1)[1]) for part in n.split("/")) for n in names}
+    def partitions(self, database: str, name: str) -> dict[tuple[str, ...], str]:
+        raw = self._call(lambda: self.client.get_partitions(database, name, -1))
+        return {tuple(p.values): p.sd.location or "" for p in raw}
+
+    def move_partitions(self, database: str, name: str, partitions: list[Partition]) -> None:
+        def call(p: Partition) -> None:
+            raw = self.client.get_partition(database, name, list(p.values))
+            if raw.sd.location != p.location:  # a retry after the alter went through changes nothing
+                raw.sd.location = p.location
+                self.client.alter_partition(database, name, raw)
+
+        for p in partitions:
+            self._call(partial(call, p))
+
+    def drop_partitions(self, database: str, name: str, values: list[tuple[str, ...]]) -> None:
+        def call(v: tuple[str, ...]) -> None:
+            with contextlib.suppress(ttypes.NoSuchObjectException):  # dropped already (a retry, or someone else)
+                self.client.drop_partition(database, name, list(v), False)
+
+        for v in values:
+            self._call(partial(call, v))
 
     def add_partitions(self, database: str, name: str, partitions: list[Partition]) -> None:
         if not partitions:

@@ -84,6 +84,17 @@ def raw_table(metastore_uri: str, database: str, name: str) -> Any:
         catalog.close()
 
 
+def raw_partitions(metastore_uri: str, database: str, name: str) -> list[Any]:
+    """The table's partitions as the metastore stores them (Thrift objects)."""
+    from hudi_meta.sync.hms import HmsCatalog
+
+    catalog = HmsCatalog(metastore_uri, FAST_RETRIES, 30)
+    try:
+        return list(catalog.client.get_partitions(database, name, -1))
+    finally:
+        catalog.close()
+
+
 def pyhive_rows(hiveserver2_uri: str, sql: str) -> list[tuple[Any, ...]]:
     host, port = hiveserver2_uri.split(":")
     connection = hive.connect(host, int(port), auth="NOSASL", username="test")

@@ -14,7 +14,7 @@ class MemoryCatalog:
     def __init__(self) -> None:
         self.databases: set[str] = set()
         self.tables: dict[tuple[str, str], CatalogTable] = {}
-        self.partitions: dict[tuple[str, str], dict[tuple[str, ...], str]] = {}
+        self.registered: dict[tuple[str, str], dict[tuple[str, ...], str]] = {}  # values -> location
 
     def database_exists(self, database: str) -> bool:
         return database in self.databases
@@ -28,7 +28,7 @@ class MemoryCatalog:
     def create_table(self, table: CatalogTable) -> None:
         assert table.database in self.databases, table.database
         self.tables.setdefault((table.database, table.name), table)
-        self.partitions.setdefault((table.database, table.name), {})
+        self.registered.setdefault((table.database, table.name), {})
 
     def set_properties(self, database: str, name: str, changes: Mapping[str, str | None]) -> None:
         table = self.tables[(database, name)]
@@ -37,12 +37,23 @@ class MemoryCatalog:
             properties.pop(key, None)
         self.tables[(database, name)] = dataclasses.replace(table, properties=properties)
 
+    def partitions(self, database: str, name: str) -> dict[tuple[str, ...], str]:
+        return dict(self.registered[(database, name)])
+
     def partition_values(self, database: str, name: str) -> set[tuple[str, ...]]:
-        return set(self.partitions[(database, name)])
+        return set(self.registered[(database, name)])
 
     def add_partitions(self, database: str, name: str, partitions: list[Partition]) -> None:
         for p in partitions:
-            self.partitions[(database, name)].setdefault(p.values, p.location)
+            self.registered[(database, name)].setdefault(p.values, p.location)
+
+    def move_partitions(self, database: str, name: str, partitions: list[Partition]) -> None:
+        for p in partitions:
+            self.registered[(database, name)][p.values] = p.location
+
+    def drop_partitions(self, database: str, name: str, values: list[tuple[str, ...]]) -> None:
+        for v in values:
+            self.registered[(database, name)].pop(v, None)
 
     def close(self) -> None:
         pass

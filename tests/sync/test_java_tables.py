@@ -56,7 +56,7 @@ def test_java_written_tables_register_as_hive_sync_tool_does(archive: Path, fixt
         assert [c.name for c in registered.partition_columns] == fields
         assert registered.input_format == input_format and registered.location == str(base)
         assert not set(FRESHNESS_KEYS) & set(registered.properties)
-        registered_partitions = catalog.partitions[("db", name)].values()
+        registered_partitions = catalog.registered[("db", name)].values()
         if not fields:
             assert not registered_partitions
         elif "overwritetable" in str(archive):  # insert_overwrite_table replaced the other partitions' files

@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.sync.catalog import same_location
 from hudi_meta.sync.hive_schema import (
     RO_INPUT_FORMAT,
     RT_INPUT_FORMAT,
@@ -24,7 +25,7 @@ from hudi_meta.sync.hive_schema import (
     is_read_optimized,
     sync_definitions,
 )
-from hudi_meta.sync.hive_sync import same_location, table_schema
+from hudi_meta.sync.hive_sync import table_schema
 from hudi_meta.table.table import HudiTable
 from tests.compaction.core import CoreTable, at, rows
 from tests.sync.helpers import compacted_table, sync
@@ -174,3 +175,14 @@ def test_hudis_own_sync_times_are_written_as_hive_sync_tool_writes_them(
         names = [p.name for p in Path(t.path, ".hoodie", "timeline").iterdir()]
         done = [n.split(".")[0].split("_")[1] for n in names if n.endswith((".commit", ".deltacommit")) and "_" in n]
         assert ro["last_commit_completion_time_sync"] == max(done)
+
+
+def test_a_default_layout_left_half_done_is_completed(tmp_path: Path, engine: Engine) -> None:
+    """A sync killed after registering `core_ro` left the default layout half-done: the next sync registers
+    `core_rt` too (found `core_ro` alone is not another layout)."""
+    t, _ = compacted_table(tmp_path / "t", engine)
+    catalog = MemoryCatalog()
+    registered(catalog, t.path, Layout())
+    del catalog.tables[("db", "core_rt")]
+    sync("hms", "", t.path, str(engine.url), "db", catalog=catalog, name="core")
+    assert set(catalog.tables) == {("db", "core_ro"), ("db", "core_rt")}

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from hudi_meta.sync.catalog import open_catalog
+from hudi_meta.sync.catalog import Partition, open_catalog
 from hudi_meta.sync.hiveserver2 import HiveServer2Catalog
 from tests.compaction.core import at, rows
-from tests.sync.helpers import FAST_RETRIES, compacted_table, pyhive_rows, raw_table, sync
+from tests.sync.helpers import FAST_RETRIES, compacted_table, pyhive_rows, raw_partitions, raw_table, sync
+from tests.sync.test_partitions import delete_partition, two_regions
 
 
 class CountingStatements:
@@ -70,3 +71,25 @@ def test_register_publish_and_keep_other_properties(
     assert props["hoodie.ro.event.time.watermark.ms"] == str(at(3))
     assert props["owner.note"] == "set by someone else"
     assert raw_table(metastore_uri, db, "core_ro").parameters["owner.note"] == "set by someone else"
+
+
+@pytest.mark.slow
+def test_partitions_follow_the_table_through_sql(
+    engine: Engine, tmp_path: Path, metastore_uri: str, hiveserver2_uri: str
+) -> None:
+    """The partition events of test_sync_hms through HiveServer2's SQL (SHOW PARTITIONS and DESCRIBE FORMATTED to
+    read, ALTER TABLE ... SET LOCATION and DROP PARTITION to write), read back through the metastore."""
+    t = two_regions(tmp_path / "t")
+    db = "hs2_" + uuid.uuid4().hex[:10]
+    catalog = open_catalog("hiveserver2", hiveserver2_uri, FAST_RETRIES)
+    sync("hiveserver2", hiveserver2_uri, t.path, str(engine.url), db, catalog=catalog, as_datasource=False)
+    catalog.move_partitions(db, "core_ro", [Partition(("eu",), "/somewhere/else")])
+    delete_partition(t.path, "region=us")
+    sync("hiveserver2", hiveserver2_uri, t.path, str(engine.url), db, catalog=catalog, as_datasource=False)
+    again = sync("hiveserver2", hiveserver2_uri, t.path, str(engine.url), db, catalog=catalog, as_datasource=False)
+    catalog.close()
+    assert again.actions == []
+    for name in ("core_ro", "core_rt"):
+        assert pyhive_rows(hiveserver2_uri, f"SHOW PARTITIONS {db}.{name}") == [("region=eu",)]
+    parts = raw_partitions(metastore_uri, db, "core_ro")
+    assert [(p.values, p.sd.location) for p in parts] == [(["eu"], f"file:{t.path}/region=eu")]

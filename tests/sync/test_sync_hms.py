@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.demo.local_servers import LocalServer, metastore
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.sync.catalog import open_catalog
+from hudi_meta.sync.catalog import Partition, open_catalog
 from hudi_meta.sync.hive_schema import RO_INPUT_FORMAT, Layout, TableStrategy, sync_definitions
 from hudi_meta.sync.hive_sync import table_schema
 from hudi_meta.sync.hms import HmsCatalog
@@ -28,6 +28,7 @@ from tests.sync.helpers import (
     spark_sql,
     sync,
 )
+from tests.sync.test_partitions import delete_partition, two_regions
 
 OURS = {
     "hoodie.ro.event.time.threshold",
@@ -269,5 +270,31 @@ def test_a_metastore_killed_mid_sync_fails_in_one_line_and_the_next_sync_complet
         params = raw_table(uri, "db", name).parameters
         assert params["hoodie.ro.event.time.compaction.instant"] == instant
     catalog = HmsCatalog(uri, FAST_RETRIES, 10)
-    assert catalog.partition_values("db", "core_ro") == {("eu",)} == catalog.partition_values("db", "core_rt")
+    assert set(catalog.partitions("db", "core_ro")) == {("eu",)} == set(catalog.partitions("db", "core_rt"))
     catalog.close()
+
+
+@pytest.mark.slow
+def test_partitions_follow_the_table_deleted_ones_dropped_moved_ones_altered(
+    engine: Engine, tmp_path: Path, metastore_uri: str
+) -> None:
+    """docs/catalog-and-freshness.md section 3, HiveSyncTool's partition events: the metastore read back through its
+    raw Thrift API after a Java-style `delete_partition` replacecommit and a partition moved by hand."""
+    t = two_regions(tmp_path / "t")
+    db = database()
+    catalog = HmsCatalog(metastore_uri, FAST_RETRIES, 30)
+    sync("hms", metastore_uri, t.path, str(engine.url), db, catalog=catalog)
+    catalog.move_partitions(db, "core_ro", [Partition(("eu",), "/somewhere/else")])
+    delete_partition(t.path, "region=us")
+    report = sync("hms", metastore_uri, t.path, str(engine.url), db, catalog=catalog)
+    assert {(a.operation, a.target) for a in report.actions} >= {
+        ("move_partitions", f"{db}.core_ro"),
+        ("drop_partitions", f"{db}.core_ro"),
+        ("drop_partitions", f"{db}.core_rt"),
+    }
+    raw = catalog.client.get_partitions(db, "core_ro", -1)
+    assert [(p.values, p.sd.location) for p in raw] == [(["eu"], f"file:{t.path}/region=eu")]
+    assert Path(t.path, "region=us").is_dir()  # an external table's partition drop keeps the files
+    again = sync("hms", metastore_uri, t.path, str(engine.url), db, catalog=catalog)
+    catalog.close()
+    assert [a for a in again.actions if a.operation.endswith("partitions")] == []
