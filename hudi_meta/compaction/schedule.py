@@ -217,8 +217,8 @@ def schedule_lock(engine: Engine, table_id: int, base_path: str) -> Iterator[Con
             key = zlib.crc32(f"schedule:{base_path}".encode()) & 0x7FFFFFFF
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
         else:
-            t = hudi_table
-            conn.execute(update(t).where(t.c.id == table_id).values(options=t.c.options))
+            tables = hudi_table
+            conn.execute(update(tables).where(tables.c.id == table_id).values(options=tables.c.options))
         yield conn
 
 
