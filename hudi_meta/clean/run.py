@@ -52,9 +52,9 @@ from hudi_meta.clean.plan import (
     CleanSlice,
     plan_clean,
 )
-from hudi_meta.compaction.schedule import schedule_lock
 from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.locks import schedule_lock
 from hudi_meta.index.models import file_group_table, file_slice_table, link_table, log_block_table, log_file_table
 from hudi_meta.index.states import LinkState
 from hudi_meta.index.table_format import require_current_index
