@@ -1,5 +1,8 @@
-"""Clean a table: finish pending cleans, plan from the index (`hudi_meta.clean.plan`), write Hudi's clean
-instants and delete, so the store and every reader (ours, hudi-rs, Java) keep seeing the same table.
+"""Clean a table: finish pending cleans, plan from the index (`hudi_meta.write.clean_plan`), write Hudi's
+clean instants and delete (`hudi_meta.write.clean`), so the store and every reader (ours, hudi-rs, Java) keep
+seeing the same table. The metadata table is a precondition here as it is for compaction: `metadata_sync`
+refuses a table whose metadata table hudi-meta cannot keep, and its clean step runs before each clean
+completes; the metadata table's own clean uses the planner and executor in `write/`, never this module.
 
 Instants are written as Java's `CleanPlanActionExecutor` / `CleanActionExecutor` write them:
 `<t>.clean.requested` holds the `HoodieCleanerPlan` (plan version 2: absolute paths under
@@ -30,28 +33,6 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from hudi_meta.clean.execute import (
-    FileReport,
-    MetadataStep,
-    clean_timeline,
-    cleaner_plan,
-    crash_point,
-    execute_clean,
-    finish_pending_cleans,
-    pending_cleans,
-    planned_paths,
-    read_pending_plan,
-)
-from hudi_meta.clean.plan import (
-    DELETE_FILE,
-    DELETE_LINK,
-    CleanFile,
-    CleanGroup,
-    CleanPlanResult,
-    CleanPolicy,
-    CleanSlice,
-    plan_clean,
-)
 from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.locks import schedule_lock
@@ -63,6 +44,28 @@ from hudi_meta.progress import Report, silent
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms as current_ms
 from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.clean import (
+    FileReport,
+    MetadataStep,
+    clean_timeline,
+    cleaner_plan,
+    crash_point,
+    execute_clean,
+    finish_pending_cleans,
+    pending_cleans,
+    planned_paths,
+    read_pending_plan,
+)
+from hudi_meta.write.clean_plan import (
+    DELETE_FILE,
+    DELETE_LINK,
+    CleanFile,
+    CleanGroup,
+    CleanPlanResult,
+    CleanPolicy,
+    CleanSlice,
+    plan_clean,
+)
 
 log = logging.getLogger(__name__)
 
