@@ -16,7 +16,7 @@ targets, blocks), not by indexing 250,000 real files; filling is timed and print
 best of `--runs` each, in this process:
 
 - read: `clean.groups_from_index(engine, table_id)`, the planner's input (slices, links, block instants);
-- plan: `clean.plan.plan_clean(groups, timeline, policy, now)` (pure Python; the timeline facts are plain
+- plan: `write.clean_plan.plan_clean(groups, timeline, policy, now)` (pure Python; the timeline facts are plain
   data here, the command reads them from the table's timeline);
 - serialise: the `HoodieCleanerPlan` Avro file (`cleaner_plan(...).to_bytes()`, what `<t>.clean.requested`
   holds);
@@ -24,7 +24,7 @@ best of `--runs` each, in this process:
 
 Deleting: a real table (local file system) with enough file groups for `--delete-files` deletions is written
 (empty data files, real symlinks; not measured), planned, its `<t>.clean.requested` written, then
-`clean.execute_clean` is timed: inflight instant, every symlink unlinked, the link check (one listing per
+`write.clean.execute_clean` is timed: inflight instant, every symlink unlinked, the link check (one listing per
 partition), every other file deleted, `<t>.clean` written. Each run gets fresh files and a new instant (the
 files are recreated between runs, not timed). files/s = files and links deleted over seconds.
 
@@ -46,8 +46,13 @@ from sqlalchemy import Engine
 from timing import Timings, measure
 from workspace import bench_parser, fill_store, parse_backends, store, work_dir
 
-from hudi_meta.clean.execute import cleaner_plan, execute_clean
-from hudi_meta.clean.plan import (
+from hudi_meta.clean.run import groups_from_index
+from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.table.table import HudiTable
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.timeline.timeline import TimelineWriter
+from hudi_meta.write.clean import cleaner_plan, execute_clean
+from hudi_meta.write.clean_plan import (
     DELETE_LINK,
     KEEP_LATEST_FILE_VERSIONS,
     CleanFile,
@@ -59,11 +64,6 @@ from hudi_meta.clean.plan import (
     TimelineEntry,
     plan_clean,
 )
-from hudi_meta.clean.run import groups_from_index
-from hudi_meta.format.file_names import BaseFileName, LogFileName
-from hudi_meta.table.table import HudiTable
-from hudi_meta.timeline.instant import Action, Instant, State
-from hudi_meta.timeline.timeline import TimelineWriter
 from hudi_meta.write.writer import create_table
 
 PARTITIONS = 10

@@ -13,7 +13,6 @@ from typing import Any
 from flask import Blueprint, abort, current_app, flash, jsonify, redirect, render_template, url_for
 
 from hudi_meta.api import Table
-from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, Policy
 from hudi_meta.clean.run import format_reports
 from hudi_meta.compaction.schedule import ScheduleRequest
 from hudi_meta.errors import BadValueError, HudiMetaError
@@ -22,6 +21,7 @@ from hudi_meta.index.browse import TableRow
 from hudi_meta.sync.recorded import SyncTarget
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_duration_ms, now_ms
+from hudi_meta.write.clean_plan import MAX_HOURS_RETAINED, MAX_RETAINED, Policy
 
 from . import store
 from .auth import action_required

@@ -62,21 +62,35 @@ def log_file_stats(conn: Connection, table_id: int, files: set[tuple[str, str]])
     """(partition, log file name) -> its stats, for the files the store still holds (a clean's are gone)."""
     if not files:
         return {}
-    f = log_file_table
-    wanted = or_(*(and_(f.c.partition_path == p, f.c.name == n) for p, n in sorted(files)))
+    log_files = log_file_table
+    wanted = or_(*(and_(log_files.c.partition_path == p, log_files.c.name == n) for p, n in sorted(files)))
     rows = list(
         conn.execute(
-            select(f.c.id, f.c.partition_path, f.c.name, f.c.size, f.c.is_link, f.c.link_target).where(
-                f.c.table_id == table_id, wanted
-            )
+            select(
+                log_files.c.id,
+                log_files.c.partition_path,
+                log_files.c.name,
+                log_files.c.size,
+                log_files.c.is_link,
+                log_files.c.link_target,
+            ).where(log_files.c.table_id == table_id, wanted)
         ).all()
     )
     targets = {(r.partition_path, posixpath.basename(r.link_target)) for r in rows if r.is_link and r.link_target}
     if targets - files:
         rows += conn.execute(
-            select(f.c.id, f.c.partition_path, f.c.name, f.c.size, f.c.is_link, f.c.link_target).where(
-                f.c.table_id == table_id,
-                or_(*(and_(f.c.partition_path == p, f.c.name == n) for p, n in sorted(targets - files))),
+            select(
+                log_files.c.id,
+                log_files.c.partition_path,
+                log_files.c.name,
+                log_files.c.size,
+                log_files.c.is_link,
+                log_files.c.link_target,
+            ).where(
+                log_files.c.table_id == table_id,
+                or_(
+                    *(and_(log_files.c.partition_path == p, log_files.c.name == n) for p, n in sorted(targets - files))
+                ),
             )
         ).all()
     physical = {(r.partition_path, r.name): r for r in rows}
@@ -92,21 +106,21 @@ def log_file_stats(conn: Connection, table_id: int, files: set[tuple[str, str]])
 
 
 def _block_stats(conn: Connection, table_id: int, file_ids: list[int]) -> dict[int, tuple[int, int | None, int | None]]:
-    b = log_block_table
+    blocks = log_block_table
     rows = conn.execute(
         select(
-            b.c.log_file_id,
-            func.coalesce(func.sum(b.c.record_count), 0),
-            func.min(b.c.min_event_time),
-            func.max(func.coalesce(b.c.max_event_time, b.c.min_event_time)),
+            blocks.c.log_file_id,
+            func.coalesce(func.sum(blocks.c.record_count), 0),
+            func.min(blocks.c.min_event_time),
+            func.max(func.coalesce(blocks.c.max_event_time, blocks.c.min_event_time)),
         )
         .where(
-            b.c.table_id == table_id,
-            b.c.log_file_id.in_(file_ids),
-            b.c.status == BlockStatus.COMMITTED,
-            b.c.block_type.in_(DATA_BLOCK_TYPES),
+            blocks.c.table_id == table_id,
+            blocks.c.log_file_id.in_(file_ids),
+            blocks.c.status == BlockStatus.COMMITTED,
+            blocks.c.block_type.in_(DATA_BLOCK_TYPES),
         )
-        .group_by(b.c.log_file_id)
+        .group_by(blocks.c.log_file_id)
     ).all()
     return {r[0]: (int(r[1]), r[2], r[3]) for r in rows}
 
@@ -115,14 +129,14 @@ def base_files(conn: Connection, table_id: int, groups: set[tuple[str, str]]) ->
     """(partition, file id, base instant) -> the size of that slice's base file (None: not known)."""
     if not groups:
         return {}
-    g, s = file_group_table, file_slice_table
+    file_groups, slices = file_group_table, file_slice_table
     rows = conn.execute(
-        select(g.c.partition_path, g.c.file_id, s.c.base_instant, s.c.base_file_size)
-        .join(s, s.c.file_group_id == g.c.id)
+        select(file_groups.c.partition_path, file_groups.c.file_id, slices.c.base_instant, slices.c.base_file_size)
+        .join(slices, slices.c.file_group_id == file_groups.c.id)
         .where(
-            g.c.table_id == table_id,
-            s.c.base_file.is_not(None),
-            or_(*(and_(g.c.partition_path == p, g.c.file_id == i) for p, i in sorted(groups))),
+            file_groups.c.table_id == table_id,
+            slices.c.base_file.is_not(None),
+            or_(*(and_(file_groups.c.partition_path == p, file_groups.c.file_id == i) for p, i in sorted(groups))),
         )
     ).all()
     return {(r.partition_path, r.file_id, r.base_instant): r.base_file_size for r in rows}
@@ -140,11 +154,11 @@ class GroupCompaction:
 
 
 def group_compactions(conn: Connection, table_id: int, partition: str, file_id: str) -> list[GroupCompaction]:
-    p, o = compaction_plan_table, compaction_operation_table
+    plans, operations = compaction_plan_table, compaction_operation_table
     rows = conn.execute(
-        select(p.c.instant, p.c.state, p.c.threshold, o.c.base_file, o.c.files_to_compact)
-        .join(o, o.c.plan_id == p.c.id)
-        .where(p.c.table_id == table_id, o.c.partition_path == partition, o.c.file_id == file_id)
-        .order_by(p.c.instant)
+        select(plans.c.instant, plans.c.state, plans.c.threshold, operations.c.base_file, operations.c.files_to_compact)
+        .join(operations, operations.c.plan_id == plans.c.id)
+        .where(plans.c.table_id == table_id, operations.c.partition_path == partition, operations.c.file_id == file_id)
+        .order_by(plans.c.instant)
     ).all()
     return [GroupCompaction(r[0], r[1], r[2], r[3], list(json.loads(r[4] or "[]"))) for r in rows]

@@ -82,11 +82,11 @@ def judge(lag_ms: int | None, data_latency_ms: int | None, last_compaction_ms: i
 
 def data_latency_ms(conn: Connection, table_id: int, zone: dt.tzinfo) -> int | None:
     """D as the newest event-time plan was scheduled with (its instant time minus its T); None: no such plan."""
-    p = compaction_plan_table
+    plans = compaction_plan_table
     row = conn.execute(
-        select(p.c.instant, p.c.threshold)
-        .where(p.c.table_id == table_id, p.c.threshold.is_not(None))
-        .order_by(p.c.instant.desc())
+        select(plans.c.instant, plans.c.threshold)
+        .where(plans.c.table_id == table_id, plans.c.threshold.is_not(None))
+        .order_by(plans.c.instant.desc())
         .limit(1)
     ).first()
     if row is None:
@@ -207,12 +207,12 @@ def table_verdict(
 
 
 def _compactions(conn: Connection, table_id: int, zone: dt.tzinfo, limit: int = MAX_COMPACTIONS) -> list[Compaction]:
-    i, p = instant_table, compaction_plan_table
+    instants, plans = instant_table, compaction_plan_table
     rows = conn.execute(
-        select(i.c.requested_time, i.c.completion_time, i.c.summary, p.c.completed_at)
-        .outerjoin(p, (p.c.table_id == i.c.table_id) & (p.c.instant == i.c.requested_time))
-        .where(i.c.table_id == table_id, i.c.is_compaction, i.c.state == State.COMPLETED)
-        .order_by(i.c.requested_time.desc())
+        select(instants.c.requested_time, instants.c.completion_time, instants.c.summary, plans.c.completed_at)
+        .outerjoin(plans, (plans.c.table_id == instants.c.table_id) & (plans.c.instant == instants.c.requested_time))
+        .where(instants.c.table_id == table_id, instants.c.is_compaction, instants.c.state == State.COMPLETED)
+        .order_by(instants.c.requested_time.desc())
         .limit(limit)
     ).all()
     out = []
@@ -226,19 +226,25 @@ def _compactions(conn: Connection, table_id: int, zone: dt.tzinfo, limit: int = 
 
 
 def _writes(conn: Connection, table_id: int, zone: dt.tzinfo) -> list[Write]:
-    b, i = log_block_table, instant_table
+    blocks, instants = log_block_table, instant_table
     rows = conn.execute(
-        select(b.c.instant, func.min(b.c.min_event_time).label("low"), func.max(i.c.completion_time).label("done"))
-        .outerjoin(i, (i.c.table_id == b.c.table_id) & (i.c.requested_time == b.c.instant))
-        .where(
-            b.c.table_id == table_id,
-            b.c.status == BlockStatus.COMMITTED,
-            b.c.block_type.in_(DATA_BLOCK_TYPES),
-            b.c.min_event_time.is_not(None),
-            b.c.instant.is_not(None),
+        select(
+            blocks.c.instant,
+            func.min(blocks.c.min_event_time).label("low"),
+            func.max(instants.c.completion_time).label("done"),
         )
-        .group_by(b.c.instant)
-        .order_by(b.c.instant.desc())
+        .outerjoin(
+            instants, (instants.c.table_id == blocks.c.table_id) & (instants.c.requested_time == blocks.c.instant)
+        )
+        .where(
+            blocks.c.table_id == table_id,
+            blocks.c.status == BlockStatus.COMMITTED,
+            blocks.c.block_type.in_(DATA_BLOCK_TYPES),
+            blocks.c.min_event_time.is_not(None),
+            blocks.c.instant.is_not(None),
+        )
+        .group_by(blocks.c.instant)
+        .order_by(blocks.c.instant.desc())
         .limit(MAX_EVENTS)
     ).all()
     out = [Write(at, r.instant, int(r.low)) for r in rows if (at := _done_ms(r.instant, r.done, zone)) is not None]
@@ -246,11 +252,11 @@ def _writes(conn: Connection, table_id: int, zone: dt.tzinfo) -> list[Write]:
 
 
 def _cleans(conn: Connection, table_id: int, zone: dt.tzinfo) -> list[Event]:
-    i = instant_table
+    instants = instant_table
     rows = conn.execute(
-        select(i.c.requested_time, i.c.completion_time)
-        .where(i.c.table_id == table_id, i.c.action == "clean", i.c.state == State.COMPLETED)
-        .order_by(i.c.requested_time.desc())
+        select(instants.c.requested_time, instants.c.completion_time)
+        .where(instants.c.table_id == table_id, instants.c.action == "clean", instants.c.state == State.COMPLETED)
+        .order_by(instants.c.requested_time.desc())
         .limit(MAX_EVENTS)
     ).all()
     return [
@@ -261,11 +267,13 @@ def _cleans(conn: Connection, table_id: int, zone: dt.tzinfo) -> list[Event]:
 
 
 def _syncs(conn: Connection, table_id: int) -> list[Event]:
-    s = sync_run_table
+    sync_runs = sync_run_table
     rows = conn.execute(
-        select(s.c.started_at, s.c.duration_ms, s.c.outcome, s.c.changes, s.c.mode)
-        .where(s.c.table_id == table_id)
-        .order_by(s.c.started_at.desc())
+        select(
+            sync_runs.c.started_at, sync_runs.c.duration_ms, sync_runs.c.outcome, sync_runs.c.changes, sync_runs.c.mode
+        )
+        .where(sync_runs.c.table_id == table_id)
+        .order_by(sync_runs.c.started_at.desc())
         .limit(MAX_EVENTS)
     ).all()
     return [

@@ -1,5 +1,8 @@
-"""Clean a table: finish pending cleans, plan from the index (`hudi_meta.clean.plan`), write Hudi's clean
-instants and delete, so the store and every reader (ours, hudi-rs, Java) keep seeing the same table.
+"""Clean a table: finish pending cleans, plan from the index (`hudi_meta.write.clean_plan`), write Hudi's
+clean instants and delete (`hudi_meta.write.clean`), so the store and every reader (ours, hudi-rs, Java) keep
+seeing the same table. The metadata table is a precondition here as it is for compaction: `metadata_sync`
+refuses a table whose metadata table hudi-meta cannot keep, and its clean step runs before each clean
+completes; the metadata table's own clean uses the planner and executor in `write/`, never this module.
 
 Instants are written as Java's `CleanPlanActionExecutor` / `CleanActionExecutor` write them:
 `<t>.clean.requested` holds the `HoodieCleanerPlan` (plan version 2: absolute paths under
@@ -30,7 +33,18 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
-from hudi_meta.clean.execute import (
+from hudi_meta.errors import UnsupportedTableError
+from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.locks import schedule_lock
+from hudi_meta.index.models import file_group_table, file_slice_table, link_table, log_block_table, log_file_table
+from hudi_meta.index.states import LinkState
+from hudi_meta.index.table_format import require_current_index
+from hudi_meta.metadata.sync import metadata_sync
+from hudi_meta.progress import Report, silent
+from hudi_meta.table.table import HudiTable
+from hudi_meta.table.times import now_ms as current_ms
+from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.clean import (
     FileReport,
     MetadataStep,
     clean_timeline,
@@ -42,7 +56,7 @@ from hudi_meta.clean.execute import (
     planned_paths,
     read_pending_plan,
 )
-from hudi_meta.clean.plan import (
+from hudi_meta.write.clean_plan import (
     DELETE_FILE,
     DELETE_LINK,
     CleanFile,
@@ -52,17 +66,6 @@ from hudi_meta.clean.plan import (
     CleanSlice,
     plan_clean,
 )
-from hudi_meta.compaction.schedule import schedule_lock
-from hudi_meta.errors import UnsupportedTableError
-from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.models import file_group_table, file_slice_table, link_table, log_block_table, log_file_table
-from hudi_meta.index.states import LinkState
-from hudi_meta.index.table_format import require_current_index
-from hudi_meta.metadata.sync import metadata_sync
-from hudi_meta.progress import Report, silent
-from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import now_ms as current_ms
-from hudi_meta.timeline.instant import Action, Instant, State
 
 log = logging.getLogger(__name__)
 
@@ -86,29 +89,34 @@ def check_cleanable(table: HudiTable) -> None:
 def groups_from_index(engine: Engine, table_id: int) -> list[CleanGroup]:
     """Every file group of the table with its slices and files, as the index holds them: base files, log files
     (a symlink with its target), copies made by compaction, and the instants each log file's blocks belong to."""
-    g, s, f = file_group_table, file_slice_table, log_file_table
-    b, k = log_block_table, link_table
     with engine.connect() as conn:
         # rows are unpacked as tuples: attribute access on a million rows costs seconds
         block_instants: dict[int, list[str]] = defaultdict(list)
         for file_id, instant in conn.execute(
-            select(b.c.log_file_id, b.c.instant).where(b.c.table_id == table_id, b.c.instant.is_not(None)).distinct()
+            select(log_block_table.c.log_file_id, log_block_table.c.instant)
+            .where(log_block_table.c.table_id == table_id, log_block_table.c.instant.is_not(None))
+            .distinct()
         ).all():
             block_instants[file_id].append(instant)
         copies = {
             (part, link): posixpath.join(part, target)
             for part, link, target in conn.execute(
-                select(k.c.partition_path, k.c.link_name, k.c.target_name).where(
-                    k.c.table_id == table_id, k.c.state == LinkState.CREATED
+                select(link_table.c.partition_path, link_table.c.link_name, link_table.c.target_name).where(
+                    link_table.c.table_id == table_id, link_table.c.state == LinkState.CREATED
                 )
             )
         }
         logs: dict[int, list[CleanFile]] = defaultdict(list)
         no_instants: tuple[str, ...] = ()
         for log_id, slice_id, part, name, is_link, link_target in conn.execute(
-            select(f.c.id, f.c.file_slice_id, f.c.partition_path, f.c.name, f.c.is_link, f.c.link_target).where(
-                f.c.table_id == table_id, f.c.file_slice_id.is_not(None)
-            )
+            select(
+                log_file_table.c.id,
+                log_file_table.c.file_slice_id,
+                log_file_table.c.partition_path,
+                log_file_table.c.name,
+                log_file_table.c.is_link,
+                log_file_table.c.link_target,
+            ).where(log_file_table.c.table_id == table_id, log_file_table.c.file_slice_id.is_not(None))
         ).all():
             target = link_target if is_link and link_target else None
             copy_of = None if target or not copies else copies.get((part, name))
@@ -117,9 +125,16 @@ def groups_from_index(engine: Engine, table_id: int) -> list[CleanGroup]:
         slices: dict[int, list[CleanSlice]] = defaultdict(list)
         keys: dict[int, tuple[str, str]] = {}
         for gid, part, fid, slice_id, base_instant, base_file in conn.execute(
-            select(g.c.id, g.c.partition_path, g.c.file_id, s.c.id, s.c.base_instant, s.c.base_file)
-            .join(s, s.c.file_group_id == g.c.id)
-            .where(g.c.table_id == table_id)
+            select(
+                file_group_table.c.id,
+                file_group_table.c.partition_path,
+                file_group_table.c.file_id,
+                file_slice_table.c.id,
+                file_slice_table.c.base_instant,
+                file_slice_table.c.base_file,
+            )
+            .join(file_slice_table, file_slice_table.c.file_group_id == file_group_table.c.id)
+            .where(file_group_table.c.table_id == table_id)
         ).all():
             keys[gid] = (part, fid)
             files = logs.get(slice_id, [])

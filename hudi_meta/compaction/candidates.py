@@ -36,35 +36,58 @@ def candidate_slices(
     A log file holding blocks of an instant that is not committed before `before_instant` ends the slice's
     compactable prefix: it and every later log file stay out of the merge (they may still be linked).
     """
-    g, s, f = file_group_table, file_slice_table, log_file_table
-    p, o = compaction_plan_table, compaction_operation_table
     with engine.connect() as conn:
         busy = {
             (r.partition_path, r.file_id)
             for r in conn.execute(
-                select(o.c.partition_path, o.c.file_id)
-                .join(p, p.c.id == o.c.plan_id)
-                .where(p.c.table_id == table_id, p.c.state.in_(PENDING_PLAN_STATES))
+                select(compaction_operation_table.c.partition_path, compaction_operation_table.c.file_id)
+                .join(compaction_plan_table, compaction_plan_table.c.id == compaction_operation_table.c.plan_id)
+                .where(
+                    compaction_plan_table.c.table_id == table_id, compaction_plan_table.c.state.in_(PENDING_PLAN_STATES)
+                )
             )
         }
         # the newest slice before our instant of each file group (replaced or busy groups are not candidates)
         newest: dict[int, tuple[Any, ...]] = {}
         for row in plain_rows(
             conn,
-            select(g.c.id, s.c.base_instant, g.c.partition_path, g.c.file_id, s.c.id, s.c.base_file, s.c.base_committed)
-            .join(s, s.c.file_group_id == g.c.id)
-            .where(g.c.table_id == table_id, g.c.replaced.is_(False), s.c.base_instant < before_instant),
+            select(
+                file_group_table.c.id,
+                file_slice_table.c.base_instant,
+                file_group_table.c.partition_path,
+                file_group_table.c.file_id,
+                file_slice_table.c.id,
+                file_slice_table.c.base_file,
+                file_slice_table.c.base_committed,
+            )
+            .join(file_slice_table, file_slice_table.c.file_group_id == file_group_table.c.id)
+            .where(
+                file_group_table.c.table_id == table_id,
+                file_group_table.c.replaced.is_(False),
+                file_slice_table.c.base_instant < before_instant,
+            ),
         ):
             if (row[2], row[3]) not in busy and (row[0] not in newest or row[1] > newest[row[0]][1]):
                 newest[row[0]] = row
         # Each row carries its blocks' summary (index/log_file_summary.py): whether the file waits (a block not
         # committed before our instant), its min committed event time, whether a committed block's is unknown.
-        waits = or_(f.c.has_uncommitted, f.c.last_block_instant >= before_instant)
+        waits = or_(log_file_table.c.has_uncommitted, log_file_table.c.last_block_instant >= before_instant)
         log_rows = plain_rows(
             conn,
-            select(f.c.file_slice_id, f.c.base_instant, f.c.version, f.c.name, f.c.size)
-            .add_columns(f.c.link_target, f.c.min_event_time, waits, f.c.has_unknown_event_time)
-            .where(f.c.table_id == table_id, f.c.file_slice_id.is_not(None)),
+            select(
+                log_file_table.c.file_slice_id,
+                log_file_table.c.base_instant,
+                log_file_table.c.version,
+                log_file_table.c.name,
+                log_file_table.c.size,
+            )
+            .add_columns(
+                log_file_table.c.link_target,
+                log_file_table.c.min_event_time,
+                waits,
+                log_file_table.c.has_unknown_event_time,
+            )
+            .where(log_file_table.c.table_id == table_id, log_file_table.c.file_slice_id.is_not(None)),
         )
         held = _held_carry_times(conn, table_id, [r[1] for r in newest.values()])
     # sorted here, not by SQL (SQLite's ORDER BY cost more than the query)
@@ -94,14 +117,13 @@ def _held_carry_times(
     log holds its versions after the plan's threshold in blocks of their own (due once T passes them); every other
     carried version is held: re-merging it alone changes nothing (`compaction/layout.py`), it goes when the log
     files after it are merged."""
-    p, f, b = compaction_plan_table, log_file_table, log_block_table
     wanted = set(base_instants)
     plans = {
         instant: threshold if exact else None
         for instant, threshold, exact in conn.execute(
-            select(p.c.instant, p.c.threshold, p.c.exact).where(
-                p.c.table_id == table_id, p.c.state == PlanState.COMPLETED
-            )
+            select(
+                compaction_plan_table.c.instant, compaction_plan_table.c.threshold, compaction_plan_table.c.exact
+            ).where(compaction_plan_table.c.table_id == table_id, compaction_plan_table.c.state == PlanState.COMPLETED)
         )
         if instant in wanted
     }
@@ -110,9 +132,20 @@ def _held_carry_times(
     out: dict[tuple[str, str], tuple[str, int | None, int | None]] = {}
     foreign: set[tuple[str, str]] = set()
     rows = conn.execute(
-        select(f.c.partition_path, f.c.name, f.c.base_instant, b.c.instant, b.c.status, b.c.min_event_time)
-        .join(b, b.c.log_file_id == f.c.id)
-        .where(f.c.table_id == table_id, f.c.version == CARRY_LOG_VERSION, f.c.base_instant.in_(list(plans)))
+        select(
+            log_file_table.c.partition_path,
+            log_file_table.c.name,
+            log_file_table.c.base_instant,
+            log_block_table.c.instant,
+            log_block_table.c.status,
+            log_block_table.c.min_event_time,
+        )
+        .join(log_block_table, log_block_table.c.log_file_id == log_file_table.c.id)
+        .where(
+            log_file_table.c.table_id == table_id,
+            log_file_table.c.version == CARRY_LOG_VERSION,
+            log_file_table.c.base_instant.in_(list(plans)),
+        )
     )
     for partition, name, base_instant, instant, status, lo in rows:
         key = (partition, name)

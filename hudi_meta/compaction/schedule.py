@@ -4,13 +4,11 @@ record the plan in the store under one lock, so two schedulers racing produce ex
 from __future__ import annotations
 
 import logging
-import zlib
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine, text, update
+from sqlalchemy import Connection, Engine
 
 from hudi_meta.compaction import triggers
 from hudi_meta.compaction.base_stats import base_file_max_event_times
@@ -37,7 +35,7 @@ from hudi_meta.gc_pause import paused_gc
 from hudi_meta.index.freshness_inputs import completed_compactions, pending_blocks
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.instants import record_plan
-from hudi_meta.index.models import hudi_table
+from hudi_meta.index.locks import schedule_lock
 from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.states import PlanState
 from hudi_meta.index.table_format import require_current_index
@@ -206,20 +204,6 @@ class ScheduleResult:
             f"scheduled compaction {self.instant}: {row['operations']} operations, {row['links']} links "
             f"({row['mode']}), threshold {row['threshold'] or '-'}, exact: {'yes' if row['exact'] else 'no'}"
         )
-
-
-@contextmanager
-def schedule_lock(engine: Engine, table_id: int, base_path: str) -> Iterator[Connection]:
-    """A transaction that only one scheduler of the table holds at a time (PostgreSQL: an advisory
-    transaction lock; SQLite: the database write lock, taken by a write)."""
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            key = zlib.crc32(f"schedule:{base_path}".encode()) & 0x7FFFFFFF
-            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": key})
-        else:
-            t = hudi_table
-            conn.execute(update(t).where(t.c.id == table_id).values(options=t.c.options))
-        yield conn
 
 
 def _strategy(request: ScheduleRequest, threshold: int | None, props: Mapping[str, str]) -> CompactionStrategy:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from hudi_meta.check.index_drift import check_table
-from hudi_meta.clean.plan import KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.schedule import DATA_LATENCY_KEY, ScheduleRequest, schedule_compaction
 from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
@@ -35,6 +34,7 @@ from hudi_meta.index.registry import table_id_of
 from hudi_meta.sync.properties import FRESHNESS_KEYS
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import format_duration_ms, format_time_ms, now_ms
+from hudi_meta.write.clean_plan import KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.write.writer import CURRENT_VERSION
 
 MARKER = ".hudi-meta-quickstart"  # in every work folder the quickstart made: the only folders it replaces

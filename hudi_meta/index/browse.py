@@ -105,32 +105,55 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
 
 def tables(conn: Connection) -> list[TableRow]:
     """Every registered table with its pending plan count and last sync, by name."""
-    t, p, s = hudi_table, compaction_plan_table, sync_run_table
     pending: dict[int, int] = dict(
         conn.execute(
-            select(p.c.table_id, func.count()).where(p.c.state.in_(PENDING_PLAN_STATES)).group_by(p.c.table_id)
+            select(compaction_plan_table.c.table_id, func.count())
+            .where(compaction_plan_table.c.state.in_(PENDING_PLAN_STATES))
+            .group_by(compaction_plan_table.c.table_id)
         ).all()
     )
-    newest = select(s.c.table_id, func.max(s.c.id).label("id")).group_by(s.c.table_id).subquery()
-    syncs = {r.table_id: r for r in conn.execute(select(s).join(newest, newest.c.id == s.c.id))}
-    st = service_step_table
-    newest_step = select(st.c.table_id, func.max(st.c.id).label("id")).group_by(st.c.table_id).subquery()
-    steps = {r.table_id: r for r in conn.execute(select(st).join(newest_step, newest_step.c.id == st.c.id))}
-    rows = conn.execute(select(t).order_by(t.c.name, t.c.base_path)).all()
+    newest = (
+        select(sync_run_table.c.table_id, func.max(sync_run_table.c.id).label("id"))
+        .group_by(sync_run_table.c.table_id)
+        .subquery()
+    )
+    syncs = {
+        r.table_id: r for r in conn.execute(select(sync_run_table).join(newest, newest.c.id == sync_run_table.c.id))
+    }
+    newest_step = (
+        select(service_step_table.c.table_id, func.max(service_step_table.c.id).label("id"))
+        .group_by(service_step_table.c.table_id)
+        .subquery()
+    )
+    steps = {
+        r.table_id: r
+        for r in conn.execute(select(service_step_table).join(newest_step, newest_step.c.id == service_step_table.c.id))
+    }
+    rows = conn.execute(select(hudi_table).order_by(hudi_table.c.name, hudi_table.c.base_path)).all()
     return [_table_row(r, pending.get(r.id, 0), syncs.get(r.id), steps.get(r.id)) for r in rows]
 
 
 def table(conn: Connection, table_id: int) -> TableRow | None:
-    t, p, s = hudi_table, compaction_plan_table, sync_run_table
-    r = conn.execute(select(t).where(t.c.id == table_id)).first()
+    r = conn.execute(select(hudi_table).where(hudi_table.c.id == table_id)).first()
     if r is None:
         return None
     pending = conn.execute(
-        select(func.count()).select_from(p).where(p.c.table_id == table_id, p.c.state.in_(PENDING_PLAN_STATES))
+        select(func.count())
+        .select_from(compaction_plan_table)
+        .where(compaction_plan_table.c.table_id == table_id, compaction_plan_table.c.state.in_(PENDING_PLAN_STATES))
     ).scalar_one()
-    sync = conn.execute(select(s).where(s.c.table_id == table_id).order_by(s.c.id.desc()).limit(1)).first()
-    st = service_step_table
-    step = conn.execute(select(st).where(st.c.table_id == table_id).order_by(st.c.id.desc()).limit(1)).first()
+    sync = conn.execute(
+        select(sync_run_table)
+        .where(sync_run_table.c.table_id == table_id)
+        .order_by(sync_run_table.c.id.desc())
+        .limit(1)
+    ).first()
+    step = conn.execute(
+        select(service_step_table)
+        .where(service_step_table.c.table_id == table_id)
+        .order_by(service_step_table.c.id.desc())
+        .limit(1)
+    ).first()
     return _table_row(r, pending, sync, step)
 
 
@@ -168,13 +191,13 @@ def timeline(
     conn: Connection, table_id: int, page: Page, action: str | None = None, state: str | None = None
 ) -> Listing:
     """Instants newest first, filtered by action and state."""
-    i = instant_table
-    query = select(i).where(i.c.table_id == table_id)
+    instants = instant_table
+    query = select(instants).where(instants.c.table_id == table_id)
     if action:
-        query = query.where(i.c.action == action)
+        query = query.where(instants.c.action == action)
     if state:
-        query = query.where(i.c.state == state)
-    rows, total = _page_of(conn, query.order_by(i.c.requested_time.desc()), page)
+        query = query.where(instants.c.state == state)
+    rows, total = _page_of(conn, query.order_by(instants.c.requested_time.desc()), page)
     items = []
     for r in rows:
         summary = json.loads(r.summary or "{}")
@@ -194,8 +217,8 @@ def timeline(
 
 def timeline_filters(conn: Connection, table_id: int) -> tuple[list[str], list[str]]:
     """The actions a filter may name (Hudi's, and any other the table's timeline holds) and the states."""
-    i = instant_table
-    held = conn.execute(select(i.c.action).where(i.c.table_id == table_id).distinct())
+    instants = instant_table
+    held = conn.execute(select(instants.c.action).where(instants.c.table_id == table_id).distinct())
     return sorted(set(ACTIONS) | set(held.scalars())), [s.value for s in State]
 
 
@@ -216,24 +239,27 @@ class PlanRow:
 
 
 def _plan_rows(conn: Connection, table_id: int, plans: Sequence[Any], zone: dt.tzinfo) -> list[PlanRow]:
-    o, k, i = compaction_operation_table, link_table, instant_table
     ids = [r.id for r in plans]
     instants = [r.instant for r in plans]
     ops: dict[int, int] = dict(
-        conn.execute(select(o.c.plan_id, func.count()).where(o.c.plan_id.in_(ids)).group_by(o.c.plan_id)).all()
+        conn.execute(
+            select(compaction_operation_table.c.plan_id, func.count())
+            .where(compaction_operation_table.c.plan_id.in_(ids))
+            .group_by(compaction_operation_table.c.plan_id)
+        ).all()
     )
     links: dict[str, int] = dict(
         conn.execute(
-            select(k.c.compaction_instant, func.count())
-            .where(k.c.table_id == table_id, k.c.compaction_instant.in_(instants))
-            .group_by(k.c.compaction_instant)
+            select(link_table.c.compaction_instant, func.count())
+            .where(link_table.c.table_id == table_id, link_table.c.compaction_instant.in_(instants))
+            .group_by(link_table.c.compaction_instant)
         ).all()
     )
     commits = {
         r.requested_time: r
         for r in conn.execute(
-            select(i.c.requested_time, i.c.completion_time, i.c.summary).where(
-                i.c.table_id == table_id, i.c.requested_time.in_(instants)
+            select(instant_table.c.requested_time, instant_table.c.completion_time, instant_table.c.summary).where(
+                instant_table.c.table_id == table_id, instant_table.c.requested_time.in_(instants)
             )
         )
     }
@@ -273,8 +299,13 @@ def _duration_s(requested: str, completed: str | None, zone: dt.tzinfo) -> float
 
 def plans(conn: Connection, table_id: int, page: Page, zone: dt.tzinfo = dt.UTC) -> Listing:
     """Compaction plans newest first, with their operation and link counts."""
-    p = compaction_plan_table
-    rows, total = _page_of(conn, select(p).where(p.c.table_id == table_id).order_by(p.c.instant.desc()), page)
+    rows, total = _page_of(
+        conn,
+        select(compaction_plan_table)
+        .where(compaction_plan_table.c.table_id == table_id)
+        .order_by(compaction_plan_table.c.instant.desc()),
+        page,
+    )
     return Listing(_plan_rows(conn, table_id, rows, zone), total, page)
 
 
@@ -303,11 +334,18 @@ def plan(
     conn: Connection, table_id: int, instant: str, page: Page, zone: dt.tzinfo = dt.UTC
 ) -> tuple[PlanRow, Listing] | None:
     """A plan and one page of its operations (file group, base file, log files compacted, links made)."""
-    p, o, k = compaction_plan_table, compaction_operation_table, link_table
-    found = conn.execute(select(p).where(p.c.table_id == table_id, p.c.instant == instant)).first()
+    found = conn.execute(
+        select(compaction_plan_table).where(
+            compaction_plan_table.c.table_id == table_id, compaction_plan_table.c.instant == instant
+        )
+    ).first()
     if found is None:
         return None
-    query = select(o).where(o.c.plan_id == found.id).order_by(o.c.partition_path, o.c.file_id)
+    query = (
+        select(compaction_operation_table)
+        .where(compaction_operation_table.c.plan_id == found.id)
+        .order_by(compaction_operation_table.c.partition_path, compaction_operation_table.c.file_id)
+    )
     rows, total = _page_of(conn, query, page)
     links: dict[tuple[str, str], list[LinkRow]] = defaultdict(list)
     wanted = {(r.partition_path, r.file_id) for r in rows}
@@ -315,12 +353,17 @@ def plan(
         # the links this page's operations made: named `.<file id>_<instant>.log.<n>_<token>`
         names = or_(
             *(
-                and_(k.c.partition_path == part, k.c.link_name.like(_like_prefix(f".{fid}_{instant}."), "\\"))
+                and_(
+                    link_table.c.partition_path == part,
+                    link_table.c.link_name.like(_like_prefix(f".{fid}_{instant}."), "\\"),
+                )
                 for part, fid in sorted(wanted)
             )
         )
         for r in conn.execute(
-            select(k).where(k.c.table_id == table_id, k.c.compaction_instant == instant, names).order_by(k.c.link_name)
+            select(link_table)
+            .where(link_table.c.table_id == table_id, link_table.c.compaction_instant == instant, names)
+            .order_by(link_table.c.link_name)
         ):
             key = (r.partition_path, group_of_file(r.link_name) or "")
             if key in wanted:  # LIKE ignores case on SQLite
@@ -356,12 +399,11 @@ class PartitionRow:
 
 
 def partitions(conn: Connection, table_id: int) -> list[PartitionRow]:
-    g = file_group_table
     rows = conn.execute(
-        select(g.c.partition_path, func.count())
-        .where(g.c.table_id == table_id)
-        .group_by(g.c.partition_path)
-        .order_by(g.c.partition_path)
+        select(file_group_table.c.partition_path, func.count())
+        .where(file_group_table.c.table_id == table_id)
+        .group_by(file_group_table.c.partition_path)
+        .order_by(file_group_table.c.partition_path)
     )
     return [PartitionRow(part, int(n)) for part, n in rows]
 
@@ -399,20 +441,27 @@ class FileGroupRow:
 def file_groups(conn: Connection, table_id: int, page: Page, partition: str | None = None) -> Listing:
     """File groups by partition and id, each with its slices (newest first): base file, log files with their
     min event time, links with their targets."""
-    g, s, f, p = file_group_table, file_slice_table, log_file_table, compaction_plan_table
-    query = select(g).where(g.c.table_id == table_id)
+    query = select(file_group_table).where(file_group_table.c.table_id == table_id)
     if partition is not None:
-        query = query.where(g.c.partition_path == partition)
-    groups, total = _page_of(conn, query.order_by(g.c.partition_path, g.c.file_id), page)
+        query = query.where(file_group_table.c.partition_path == partition)
+    groups, total = _page_of(conn, query.order_by(file_group_table.c.partition_path, file_group_table.c.file_id), page)
     group_ids = [r.id for r in groups]
-    slices = conn.execute(select(s).where(s.c.file_group_id.in_(group_ids)).order_by(s.c.base_instant.desc())).all()
+    slices = conn.execute(
+        select(file_slice_table)
+        .where(file_slice_table.c.file_group_id.in_(group_ids))
+        .order_by(file_slice_table.c.base_instant.desc())
+    ).all()
     files = conn.execute(
-        select(f)
-        .where(f.c.file_slice_id.in_([r.id for r in slices]))
-        .order_by(f.c.base_instant, f.c.version, f.c.write_token)
+        select(log_file_table)
+        .where(log_file_table.c.file_slice_id.in_([r.id for r in slices]))
+        .order_by(log_file_table.c.base_instant, log_file_table.c.version, log_file_table.c.write_token)
     ).all()
     pending = set(
-        conn.execute(select(p.c.instant).where(p.c.table_id == table_id, p.c.state.in_(PENDING_PLAN_STATES))).scalars()
+        conn.execute(
+            select(compaction_plan_table.c.instant).where(
+                compaction_plan_table.c.table_id == table_id, compaction_plan_table.c.state.in_(PENDING_PLAN_STATES)
+            )
+        ).scalars()
     )
     links = _links_of(conn, table_id, files)
     physical_ids = _physical_ids(conn, table_id, files, links)
@@ -428,14 +477,17 @@ def file_groups(conn: Connection, table_id: int, page: Page, partition: str | No
 
 def _links_of(conn: Connection, table_id: int, files: Sequence[Any]) -> dict[tuple[str, str], Any]:
     """(partition, link name) -> link row of the shown log files that are links (queried a partition at a time)."""
-    k = link_table
     by_partition: dict[str, set[str]] = defaultdict(set)
     for r in files:
         by_partition[r.partition_path].add(r.name)
     links: dict[tuple[str, str], Any] = {}
     for part, names in by_partition.items():
         for r in conn.execute(
-            select(k).where(k.c.table_id == table_id, k.c.partition_path == part, k.c.link_name.in_(sorted(names)))
+            select(link_table).where(
+                link_table.c.table_id == table_id,
+                link_table.c.partition_path == part,
+                link_table.c.link_name.in_(sorted(names)),
+            )
         ):
             links[(part, r.link_name)] = r
     return links
@@ -446,7 +498,7 @@ def _physical_ids(
 ) -> dict[tuple[str, str], int]:
     """(partition, name) -> log file id of the shown files and of the links' targets, which may sit in another
     slice: a link's blocks are indexed under its physical file."""
-    f = log_file_table
+    log_files = log_file_table
     physical_ids = {(r.partition_path, r.name): r.id for r in files}
     wanted: dict[tuple[str, str], None] = {}
     for r in files:
@@ -456,7 +508,9 @@ def _physical_ids(
     for part in {part for part, _ in wanted}:
         targets = [name for p_, name in wanted if p_ == part]
         for r in conn.execute(
-            select(f.c.id, f.c.name).where(f.c.table_id == table_id, f.c.partition_path == part, f.c.name.in_(targets))
+            select(log_files.c.id, log_files.c.name).where(
+                log_files.c.table_id == table_id, log_files.c.partition_path == part, log_files.c.name.in_(targets)
+            )
         ):
             physical_ids[(part, r.name)] = r.id
     return physical_ids
@@ -464,18 +518,18 @@ def _physical_ids(
 
 def _block_stats(conn: Connection, log_file_ids: set[int]) -> dict[int, Any]:
     """Log file id -> (min event time, blocks, records) of its committed blocks."""
-    b = log_block_table
+    blocks = log_block_table
     return {
         r.log_file_id: r
         for r in conn.execute(
             select(
-                b.c.log_file_id,
-                func.min(b.c.min_event_time).label("min_event_time"),
+                blocks.c.log_file_id,
+                func.min(blocks.c.min_event_time).label("min_event_time"),
                 func.count().label("blocks"),
-                func.coalesce(func.sum(b.c.record_count), 0).label("records"),
+                func.coalesce(func.sum(blocks.c.record_count), 0).label("records"),
             )
-            .where(b.c.log_file_id.in_(sorted(log_file_ids)), b.c.status == BlockStatus.COMMITTED)
-            .group_by(b.c.log_file_id)
+            .where(blocks.c.log_file_id.in_(sorted(log_file_ids)), blocks.c.status == BlockStatus.COMMITTED)
+            .group_by(blocks.c.log_file_id)
         )
     }
 
@@ -529,17 +583,24 @@ def _like_prefix(text: str) -> str:
 
 def lineage(conn: Connection, table_id: int, partition: str, file_id: str) -> LineageRows | None:
     """The lineage rows of file group (partition, file id); None when the store has never seen it."""
-    g, s, f, k, c = file_group_table, file_slice_table, log_file_table, link_table, cleaned_file_table
     group = conn.execute(
-        select(g.c.id).where(g.c.table_id == table_id, g.c.partition_path == partition, g.c.file_id == file_id)
+        select(file_group_table.c.id).where(
+            file_group_table.c.table_id == table_id,
+            file_group_table.c.partition_path == partition,
+            file_group_table.c.file_id == file_id,
+        )
     ).first()
     link_pattern = _like_prefix(f".{file_id}_")
     links = [
         _link_row(r)
         for r in conn.execute(
-            select(k)
-            .where(k.c.table_id == table_id, k.c.partition_path == partition, k.c.link_name.like(link_pattern, "\\"))
-            .order_by(k.c.link_name)
+            select(link_table)
+            .where(
+                link_table.c.table_id == table_id,
+                link_table.c.partition_path == partition,
+                link_table.c.link_name.like(link_pattern, "\\"),
+            )
+            .order_by(link_table.c.link_name)
         )
         if group_of_file(r.link_name) == file_id  # LIKE ignores case on SQLite
     ]
@@ -549,7 +610,9 @@ def lineage(conn: Connection, table_id: int, partition: str, file_id: str) -> Li
         [
             (r.base_instant, r.base_file)
             for r in conn.execute(
-                select(s.c.base_instant, s.c.base_file).where(s.c.file_group_id == group.id).order_by(s.c.base_instant)
+                select(file_slice_table.c.base_instant, file_slice_table.c.base_file)
+                .where(file_slice_table.c.file_group_id == group.id)
+                .order_by(file_slice_table.c.base_instant)
             )
         ]
         if group is not None
@@ -559,9 +622,13 @@ def lineage(conn: Connection, table_id: int, partition: str, file_id: str) -> Li
     physical = [
         name
         for name, is_link in conn.execute(
-            select(f.c.name, f.c.is_link)
-            .where(f.c.table_id == table_id, f.c.partition_path == partition, f.c.file_id == file_id)
-            .order_by(f.c.base_instant, f.c.version, f.c.write_token)
+            select(log_file_table.c.name, log_file_table.c.is_link)
+            .where(
+                log_file_table.c.table_id == table_id,
+                log_file_table.c.partition_path == partition,
+                log_file_table.c.file_id == file_id,
+            )
+            .order_by(log_file_table.c.base_instant, log_file_table.c.version, log_file_table.c.write_token)
         )
         if not is_link and name not in link_names
     ]
@@ -569,8 +636,10 @@ def lineage(conn: Connection, table_id: int, partition: str, file_id: str) -> Li
         r.name: r.clean_instant
         for pattern in (link_pattern, _like_prefix(f"{file_id}_"))
         for r in conn.execute(
-            select(c.c.name, c.c.clean_instant).where(
-                c.c.table_id == table_id, c.c.partition_path == partition, c.c.name.like(pattern, "\\")
+            select(cleaned_file_table.c.name, cleaned_file_table.c.clean_instant).where(
+                cleaned_file_table.c.table_id == table_id,
+                cleaned_file_table.c.partition_path == partition,
+                cleaned_file_table.c.name.like(pattern, "\\"),
             )
         )
         if group_of_file(r.name) == file_id

@@ -19,11 +19,11 @@ DELETE_BLOCK_TYPE = "delete"
 
 def completed_compactions(bind: Engine | Connection, table_id: int) -> list[CompletedCompaction]:
     """Every completed compaction on the index, oldest first, with its commit's threshold and exact flag."""
-    i = instant_table
+    instants = instant_table
     query = (
-        select(i.c.requested_time, i.c.summary)
-        .where(i.c.table_id == table_id, i.c.is_compaction, i.c.state == State.COMPLETED)
-        .order_by(i.c.requested_time)
+        select(instants.c.requested_time, instants.c.summary)
+        .where(instants.c.table_id == table_id, instants.c.is_compaction, instants.c.state == State.COMPLETED)
+        .order_by(instants.c.requested_time)
     )
     out = []
     with connected(bind) as conn:

@@ -48,16 +48,20 @@ class StatusRule:
 def status_rule(conn: Connection, table: HudiTable, table_id: int) -> StatusRule:
     """The rule as the store and the timeline give it now: rollbacks named by the stored command blocks and by
     the rollback instants. Command blocks scanned later are added to `rolled_back` by whoever scans them."""
-    b = log_block_table
-    s = table_service_table
+    blocks = log_block_table
+    services = table_service_table
     rolled: set[str] = set(
         conn.execute(
-            select(b.c.target_instant)
-            .where(b.c.table_id == table_id, b.c.block_type == "command", b.c.target_instant.is_not(None))
+            select(blocks.c.target_instant)
+            .where(
+                blocks.c.table_id == table_id, blocks.c.block_type == "command", blocks.c.target_instant.is_not(None)
+            )
             .distinct()
         ).scalars()
     )
-    for (summary,) in conn.execute(select(s.c.summary).where(s.c.table_id == table_id, s.c.action == Action.ROLLBACK)):
+    for (summary,) in conn.execute(
+        select(services.c.summary).where(services.c.table_id == table_id, services.c.action == Action.ROLLBACK)
+    ):
         rolled.update(json.loads(summary).get("commits_rollback", []))
     return StatusRule(rolled, table.view_inputs())
 
@@ -66,15 +70,15 @@ def resolve_status(engine: Engine, table: HudiTable, table_id: int) -> None:
     """Give every readable block the status of its instant (`status_rule`). Blocks are stored with the status
     their instant had when scanned; this corrects those whose instant changed since (a commit, a rollback, a
     command block scanned later)."""
-    b = log_block_table
+    blocks = log_block_table
     with engine.begin() as conn:
         status_of = status_rule(conn, table, table_id)
         pending = (
             conn.execute(
-                select(b.c.instant)
+                select(blocks.c.instant)
                 .where(
-                    b.c.table_id == table_id,
-                    b.c.status.in_([BlockStatus.UNCOMMITTED, BlockStatus.COMMITTED, BlockStatus.ROLLED_BACK]),
+                    blocks.c.table_id == table_id,
+                    blocks.c.status.in_([BlockStatus.UNCOMMITTED, BlockStatus.COMMITTED, BlockStatus.ROLLED_BACK]),
                 )
                 .distinct()
             )
@@ -88,13 +92,13 @@ def resolve_status(engine: Engine, table: HudiTable, table_id: int) -> None:
         for status, instants in desired.items():
             for part in chunks(instants, 500):
                 changes = and_(
-                    b.c.table_id == table_id,
-                    b.c.instant.in_(part),
-                    b.c.status != status,
-                    b.c.status != BlockStatus.CORRUPT,
+                    blocks.c.table_id == table_id,
+                    blocks.c.instant.in_(part),
+                    blocks.c.status != status,
+                    blocks.c.status != BlockStatus.CORRUPT,
                 )
-                touched.update(conn.execute(select(b.c.log_file_id).where(changes).distinct()).scalars())
-                conn.execute(update(b).where(changes).values(status=status))
+                touched.update(conn.execute(select(blocks.c.log_file_id).where(changes).distinct()).scalars())
+                conn.execute(update(blocks).where(changes).values(status=status))
         refresh_summaries(conn, table_id, touched)
 
 
@@ -118,10 +122,10 @@ def resolve_event_times(
     In order: the header (when the block was indexed before the field changed: `reread_headers`), the write
     stat (both only for the table's own field), else one scan of the block's records.
     """
-    t = hudi_table
+    tables = hudi_table
     with engine.connect() as conn:
         event_field, ordering_field = conn.execute(
-            select(t.c.event_time_field, t.c.ordering_field).where(t.c.id == table_id)
+            select(tables.c.event_time_field, tables.c.ordering_field).where(tables.c.id == table_id)
         ).one()
         todo = _unresolved_blocks(conn, table_id)
     if not todo:
@@ -149,26 +153,26 @@ def resolve_event_times(
 def _unresolved_blocks(conn: Connection, table_id: int) -> Sequence[Any]:
     """The committed data and delete blocks without a min event time yet, in file and offset order (each file
     is then read once, front to back)."""
-    b, lf = log_block_table, log_file_table
+    blocks, log_files = log_block_table, log_file_table
     return conn.execute(
         select(
-            b.c.id,
-            b.c.log_file_id,
-            b.c.offset,
-            b.c.length,
-            b.c.block_type,
-            b.c.instant,
-            lf.c.partition_path,
-            lf.c.name,
+            blocks.c.id,
+            blocks.c.log_file_id,
+            blocks.c.offset,
+            blocks.c.length,
+            blocks.c.block_type,
+            blocks.c.instant,
+            log_files.c.partition_path,
+            log_files.c.name,
         )
-        .join(lf, lf.c.id == b.c.log_file_id)
+        .join(log_files, log_files.c.id == blocks.c.log_file_id)
         .where(
-            b.c.table_id == table_id,
-            b.c.min_event_time_source.is_(None),
-            b.c.status == BlockStatus.COMMITTED,
-            b.c.block_type.in_(ets.DATA_TYPES),
+            blocks.c.table_id == table_id,
+            blocks.c.min_event_time_source.is_(None),
+            blocks.c.status == BlockStatus.COMMITTED,
+            blocks.c.block_type.in_(ets.DATA_TYPES),
         )
-        .order_by(lf.c.partition_path, lf.c.name, b.c.offset)
+        .order_by(log_files.c.partition_path, log_files.c.name, blocks.c.offset)
     ).all()
 
 
@@ -205,10 +209,10 @@ def _times_from_file(
 
 def _store_event_times(engine: Engine, table_id: int, resolved: list[dict[str, Any]], files: dict[int, int]) -> None:
     """Write the resolved times, 1000 blocks a transaction, each refreshing its log files' summaries."""
-    b = log_block_table
+    blocks = log_block_table
     stmt = (
-        update(b)
-        .where(b.c.id == bindparam("bid"))
+        update(blocks)
+        .where(blocks.c.id == bindparam("bid"))
         .values(
             min_event_time=bindparam("lo"),
             max_event_time=bindparam("hi"),

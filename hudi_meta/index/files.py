@@ -80,7 +80,7 @@ def _sync_groups(
 ) -> dict[tuple[str, str], tuple[int, bool]]:
     """Store the file groups on disk and their replaced flag (a replace commit may come after the group);
     (partition, file id) -> (group id, replaced) of every stored group, gone ones included."""
-    g = file_group_table
+    file_groups = file_group_table
     rows = [
         {
             "table_id": table_id,
@@ -90,17 +90,19 @@ def _sync_groups(
         }
         for fg in groups
     ]
-    insert_ignore(conn, g, rows)
+    insert_ignore(conn, file_groups, rows)
     group_ids = {
         (r.partition_path, r.file_id): (r.id, r.replaced)
         for r in conn.execute(
-            select(g.c.id, g.c.partition_path, g.c.file_id, g.c.replaced).where(g.c.table_id == table_id)
+            select(file_groups.c.id, file_groups.c.partition_path, file_groups.c.file_id, file_groups.c.replaced).where(
+                file_groups.c.table_id == table_id
+            )
         )
     }
     for fg in groups:
         gid, replaced = group_ids[(fg.partition, fg.file_id)]
         if replaced != ((fg.partition, fg.file_id) in inputs.replaced):
-            conn.execute(update(g).where(g.c.id == gid).values(replaced=not replaced))
+            conn.execute(update(file_groups).where(file_groups.c.id == gid).values(replaced=not replaced))
     return group_ids
 
 
@@ -127,20 +129,20 @@ def _slice_rows(
 
 def _stored_slices(conn: Connection, table_id: int) -> dict[tuple[int, str], _StoredSlice]:
     """(file group id, base instant) -> the stored slice, to tell new, changed and gone slices apart."""
-    g, sl = file_group_table, file_slice_table
+    file_groups, slices = file_group_table, file_slice_table
     return {
         (r.file_group_id, r.base_instant): (r.id, r.base_file, r.base_committed, r.base_file_size)
         for r in conn.execute(
             select(
-                sl.c.id,
-                sl.c.file_group_id,
-                sl.c.base_instant,
-                sl.c.base_file,
-                sl.c.base_committed,
-                sl.c.base_file_size,
+                slices.c.id,
+                slices.c.file_group_id,
+                slices.c.base_instant,
+                slices.c.base_file,
+                slices.c.base_committed,
+                slices.c.base_file_size,
             )
-            .join(g, g.c.id == sl.c.file_group_id)
-            .where(g.c.table_id == table_id)
+            .join(file_groups, file_groups.c.id == slices.c.file_group_id)
+            .where(file_groups.c.table_id == table_id)
         )
     }
 
@@ -153,19 +155,19 @@ def _drop_stale_slices(
     existing: dict[tuple[int, str], _StoredSlice],
 ) -> dict[tuple[str, str], tuple[int, bool]]:
     """Drop the slices and file groups gone from disk; the groups still on disk."""
-    g, sl, lf = file_group_table, file_slice_table, log_file_table
+    file_groups, slices, log_files = file_group_table, file_slice_table, log_file_table
     # slices and file groups gone from disk (a rollback deleted their files, an unschedule their pending
     # compaction) leave the index; their log files' rows follow (`_sync_log_files`) or move to another slice
     wanted = {(r["file_group_id"], r["base_instant"]) for r in slice_rows}
     stale_slices = [sid for key, (sid, _, _, _) in existing.items() if key not in wanted]
     for part in chunks(stale_slices, 500):
-        conn.execute(update(lf).where(lf.c.file_slice_id.in_(part)).values(file_slice_id=None))
-        conn.execute(delete(sl).where(sl.c.id.in_(part)))
+        conn.execute(update(log_files).where(log_files.c.file_slice_id.in_(part)).values(file_slice_id=None))
+        conn.execute(delete(slices).where(slices.c.id.in_(part)))
     on_disk_groups = {(fg.partition, fg.file_id) for fg in groups}
     stale_groups = [gid for key, (gid, _) in group_ids.items() if key not in on_disk_groups]
     for part in chunks(stale_groups, 500):
-        conn.execute(delete(sl).where(sl.c.file_group_id.in_(part)))
-        conn.execute(delete(g).where(g.c.id.in_(part)))
+        conn.execute(delete(slices).where(slices.c.file_group_id.in_(part)))
+        conn.execute(delete(file_groups).where(file_groups.c.id.in_(part)))
     return {key: v for key, v in group_ids.items() if key in on_disk_groups}
 
 
@@ -173,7 +175,7 @@ def _update_changed_slices(
     conn: Connection, slice_rows: list[_SliceRow], existing: dict[tuple[int, str], _StoredSlice]
 ) -> None:
     """Update the stored slices whose base file appeared, changed size or got committed."""
-    sl = file_slice_table
+    slices = file_slice_table
     for r in slice_rows:
         old = existing.get((r["file_group_id"], r["base_instant"]))
         if old is not None and (old[1], old[2], old[3]) != (
@@ -182,8 +184,8 @@ def _update_changed_slices(
             r["base_file_size"],
         ):
             conn.execute(
-                update(sl)
-                .where(sl.c.id == old[0])
+                update(slices)
+                .where(slices.c.id == old[0])
                 .values(
                     base_file=r["base_file"],
                     base_file_size=r["base_file_size"],
@@ -196,13 +198,13 @@ def _slice_ids(
     conn: Connection, table_id: int, group_ids: dict[tuple[str, str], tuple[int, bool]]
 ) -> dict[SliceKey, int]:
     """(partition, file id, base instant) -> slice id of every stored slice."""
-    g, sl = file_group_table, file_slice_table
+    file_groups, slices = file_group_table, file_slice_table
     by_group = {gid: key for key, (gid, _) in group_ids.items()}
     slice_ids: dict[SliceKey, int] = {}
     for found in conn.execute(
-        select(sl.c.id, sl.c.file_group_id, sl.c.base_instant)
-        .join(g, g.c.id == sl.c.file_group_id)
-        .where(g.c.table_id == table_id)
+        select(slices.c.id, slices.c.file_group_id, slices.c.base_instant)
+        .join(file_groups, file_groups.c.id == slices.c.file_group_id)
+        .where(file_groups.c.table_id == table_id)
     ):
         part, fid = by_group[found.file_group_id]
         slice_ids[(part, fid, found.base_instant)] = found.id
@@ -218,18 +220,18 @@ def _sync_log_files(
 ) -> list[tuple[int, int, LogFile]]:
     """Store the log files on disk in their slices, drop those gone, reset those rewritten shorter; the files
     to scan as (file id, indexed offset, file)."""
-    lf = log_file_table
+    log_files = log_file_table
     known = {
         (r.partition_path, r.name): r
         for r in conn.execute(
             select(
-                lf.c.id,
-                lf.c.partition_path,
-                lf.c.name,
-                lf.c.size,
-                lf.c.indexed_offset,
-                lf.c.file_slice_id,
-            ).where(lf.c.table_id == table_id)
+                log_files.c.id,
+                log_files.c.partition_path,
+                log_files.c.name,
+                log_files.c.size,
+                log_files.c.indexed_offset,
+                log_files.c.file_slice_id,
+            ).where(log_files.c.table_id == table_id)
         )
     }
     on_disk = _log_files_on_disk(groups, slice_ids)
@@ -239,20 +241,20 @@ def _sync_log_files(
         if row is None:
             new_rows.append(_new_log_file_row(table_id, sid, log))
         elif row.file_slice_id != sid:
-            conn.execute(update(lf).where(lf.c.id == row.id).values(file_slice_id=sid))
-    insert_ignore(conn, lf, new_rows)
+            conn.execute(update(log_files).where(log_files.c.id == row.id).values(file_slice_id=sid))
+    insert_ignore(conn, log_files, new_rows)
     stats.log_files_added += len(new_rows)
     gone = [row.id for key, row in known.items() if key not in on_disk]
     for ids in chunks(gone, 500):
         conn.execute(delete(log_block_table).where(log_block_table.c.log_file_id.in_(ids)))
-        conn.execute(delete(lf).where(lf.c.id.in_(ids)))
+        conn.execute(delete(log_files).where(log_files.c.id.in_(ids)))
     stats.log_files_removed += len(gone)
     # a file now shorter than what was indexed was replaced (an earlier attempt of a write rewritten):
     # its blocks are no longer there, index it again from the start
     shrunk = [row.id for key, row in known.items() if key in on_disk and on_disk[key][0].size < row.indexed_offset]
     for ids in chunks(shrunk, 500):
         conn.execute(delete(log_block_table).where(log_block_table.c.log_file_id.in_(ids)))
-        conn.execute(update(lf).where(lf.c.id.in_(ids)).values(indexed_offset=0, size=0))
+        conn.execute(update(log_files).where(log_files.c.id.in_(ids)).values(indexed_offset=0, size=0))
     refresh_summaries(conn, table_id, shrunk)
     return _files_to_scan(conn, table_id, on_disk)
 
@@ -291,13 +293,17 @@ def _files_to_scan(
     conn: Connection, table_id: int, on_disk: dict[tuple[str, str], tuple[LogFile, int]]
 ) -> list[tuple[int, int, LogFile]]:
     """(file id, indexed offset, file) of the log files that grew since their last scan, in name order."""
-    lf = log_file_table
+    log_files = log_file_table
     offsets = {
         (r.partition_path, r.name): (r.id, r.indexed_offset, r.size)
         for r in conn.execute(
-            select(lf.c.id, lf.c.partition_path, lf.c.name, lf.c.indexed_offset, lf.c.size).where(
-                lf.c.table_id == table_id
-            )
+            select(
+                log_files.c.id,
+                log_files.c.partition_path,
+                log_files.c.name,
+                log_files.c.indexed_offset,
+                log_files.c.size,
+            ).where(log_files.c.table_id == table_id)
         )
     }
     # A file is scanned when it grew since the last scan (bytes past the indexed offset that did not change
@@ -318,7 +324,7 @@ def _scan_batch(
     status_of: StatusRule,
 ) -> None:
     """Read the new blocks of a batch of log files and store them with the files' new offsets, in one transaction."""
-    lf = log_file_table
+    log_files = log_file_table
     found: list[tuple[int, LogFile, LogBlock]] = []
     advanced: list[tuple[int, int, int, int]] = []  # (file id, old offset, new offset, size)
     for file_id, start, log in batch:
@@ -348,7 +354,7 @@ def _scan_batch(
     with engine.begin() as conn:
         for file_id, old, new, size in advanced:
             # optimistic: another indexer that already advanced this file wins, ours is a no-op
-            advance = update(lf).where(lf.c.id == file_id, lf.c.indexed_offset == old)
+            advance = update(log_files).where(log_files.c.id == file_id, log_files.c.indexed_offset == old)
             if conn.execute(advance.values(indexed_offset=new, size=size)).rowcount:
                 ours.add(file_id)
         insert_ignore_tuples(conn, log_block_table, BlockRow._fields, rows)

@@ -46,10 +46,9 @@ def _knowledge(source: str | None) -> str:
 def _instants(conn: Connection, table_id: int, archived_too: Collection[str]) -> tuple[list[Row], set[str]]:
     """The instants a fresh index would also know, and the archived ones (marked, or in `archived_too`) that
     the other records are filtered by."""
-    i = instant_table
     instants: list[Row] = []
     archived: set[str] = set()
-    for r in conn.execute(select(i).where(i.c.table_id == table_id)):
+    for r in conn.execute(select(instant_table).where(instant_table.c.table_id == table_id)):
         summary = json.loads(r.summary)
         if summary.get(ARCHIVED_KEY) or r.requested_time in archived_too:
             archived.add(r.requested_time)
@@ -62,15 +61,18 @@ def _instants(conn: Connection, table_id: int, archived_too: Collection[str]) ->
 def _file_groups(conn: Connection, table_id: int) -> tuple[list[Row], list[Row], dict[int, Row]]:
     """File groups, slices, and each slice's row id mapped to its Hudi key (partition, file id, base instant),
     which log files name their slice by."""
-    g, s = file_group_table, file_slice_table
     groups: dict[int, Row] = {}
     file_groups: list[Row] = []
-    for r in conn.execute(select(g).where(g.c.table_id == table_id)):
+    for r in conn.execute(select(file_group_table).where(file_group_table.c.table_id == table_id)):
         groups[r.id] = (r.partition_path, r.file_id)
         file_groups.append((r.partition_path, r.file_id, r.replaced))
     slices: dict[int, Row] = {}
     slice_rows: list[Row] = []
-    for r in conn.execute(select(s).join(g, g.c.id == s.c.file_group_id).where(g.c.table_id == table_id)):
+    for r in conn.execute(
+        select(file_slice_table)
+        .join(file_group_table, file_group_table.c.id == file_slice_table.c.file_group_id)
+        .where(file_group_table.c.table_id == table_id)
+    ):
         slices[r.id] = (*groups[r.file_group_id], r.base_instant)
         slice_rows.append((*slices[r.id], r.base_file, r.base_file_size, r.base_committed))
     return file_groups, slice_rows, slices
@@ -78,10 +80,9 @@ def _file_groups(conn: Connection, table_id: int) -> tuple[list[Row], list[Row],
 
 def _log_files(conn: Connection, table_id: int, slices: dict[int, Row]) -> tuple[list[Row], dict[int, Row]]:
     """Log files with their slice's key, and each file's row id mapped to (partition, name) for its blocks."""
-    f = log_file_table
     files: dict[int, Row] = {}
     log_files: list[Row] = []
-    for r in conn.execute(select(f).where(f.c.table_id == table_id)):
+    for r in conn.execute(select(log_file_table).where(log_file_table.c.table_id == table_id)):
         files[r.id] = (r.partition_path, r.name)
         file_slice = slices.get(r.file_slice_id) if r.file_slice_id is not None else None
         log_files.append(
@@ -104,7 +105,7 @@ def _log_files(conn: Connection, table_id: int, slices: dict[int, Row]) -> tuple
 
 def _blocks(conn: Connection, table_id: int, files: dict[int, Row], archived: set[str]) -> list[Row]:
     """Blocks keyed by their file; late-record counts are left out when only history explains them."""
-    b = log_block_table
+    blocks = log_block_table
     # late-record counts follow the last event-time compaction: when the store knows it only as archived (a
     # fresh index does not know it at all), only history explains them
     last = last_event_time_compaction(completed_compactions(conn, table_id))
@@ -125,21 +126,24 @@ def _blocks(conn: Connection, table_id: int, files: dict[int, Row], archived: se
             None if counts_from_history else r.late_threshold,
             None if counts_from_history else r.late_records,
         )
-        for r in conn.execute(select(b).where(b.c.table_id == table_id))
+        for r in conn.execute(select(blocks).where(blocks.c.table_id == table_id))
     ]
 
 
 def _plans(conn: Connection, table_id: int, archived: set[str]) -> list[Row]:
     """Compaction plans of active instants, each with its sorted operations."""
-    p, o = compaction_plan_table, compaction_operation_table
     operations: dict[int, list[Row]] = {}
-    for r in conn.execute(select(o).join(p, p.c.id == o.c.plan_id).where(p.c.table_id == table_id)):
+    for r in conn.execute(
+        select(compaction_operation_table)
+        .join(compaction_plan_table, compaction_plan_table.c.id == compaction_operation_table.c.plan_id)
+        .where(compaction_plan_table.c.table_id == table_id)
+    ):
         operations.setdefault(r.plan_id, []).append(
             (r.partition_path, r.file_id, r.base_instant, r.base_file, r.files_to_compact, r.metrics)
         )
     return [
         (r.instant, r.state, r.strategy, r.threshold, r.mode, r.exact, tuple(sorted(operations.get(r.id, []))))
-        for r in conn.execute(select(p).where(p.c.table_id == table_id))
+        for r in conn.execute(select(compaction_plan_table).where(compaction_plan_table.c.table_id == table_id))
         if r.instant not in archived
     ]
 
@@ -147,12 +151,14 @@ def _plans(conn: Connection, table_id: int, archived: set[str]) -> list[Row]:
 def _links(conn: Connection, table_id: int, archived: set[str]) -> list[Row]:
     """Links; one made by an archived compaction is kept without its instant only while its symlink is on disk
     (all a fresh index can see of it)."""
-    f, k = log_file_table, link_table
     symlinks = {
-        (r.partition_path, r.name) for r in conn.execute(select(f).where(f.c.table_id == table_id, f.c.is_link))
+        (r.partition_path, r.name)
+        for r in conn.execute(
+            select(log_file_table).where(log_file_table.c.table_id == table_id, log_file_table.c.is_link)
+        )
     }
     links: list[Row] = []
-    for r in conn.execute(select(k).where(k.c.table_id == table_id)):
+    for r in conn.execute(select(link_table).where(link_table.c.table_id == table_id)):
         instant = r.compaction_instant
         if instant in archived:  # only its symlink on disk tells a fresh index about it, without the instant
             if (r.partition_path, r.link_name) not in symlinks:
@@ -164,10 +170,10 @@ def _links(conn: Connection, table_id: int, archived: set[str]) -> list[Row]:
 
 def _cleaned_files(conn: Connection, table_id: int, archived: set[str]) -> list[Row]:
     """Files removed by cleans that are still on the active timeline."""
-    c = cleaned_file_table
+    cleaned_files = cleaned_file_table
     return [
         (r.clean_instant, r.partition_path, r.name)
-        for r in conn.execute(select(c).where(c.c.table_id == table_id))
+        for r in conn.execute(select(cleaned_files).where(cleaned_files.c.table_id == table_id))
         if r.clean_instant not in archived
     ]
 

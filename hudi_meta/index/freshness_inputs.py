@@ -32,32 +32,43 @@ __all__ = [
 
 def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBlock]:
     """Committed data and delete blocks of every live file group's latest committed slice and newer slices."""
-    g, s, f, b = file_group_table, file_slice_table, log_file_table, log_block_table
     with connected(bind) as conn:
         slices = conn.execute(
-            select(g.c.id, g.c.partition_path, g.c.file_id, s.c.id, s.c.base_instant, s.c.base_committed)
-            .join(s, s.c.file_group_id == g.c.id)
-            .where(g.c.table_id == table_id, g.c.replaced.is_(False))
+            select(
+                file_group_table.c.id,
+                file_group_table.c.partition_path,
+                file_group_table.c.file_id,
+                file_slice_table.c.id,
+                file_slice_table.c.base_instant,
+                file_slice_table.c.base_committed,
+            )
+            .join(file_slice_table, file_slice_table.c.file_group_id == file_group_table.c.id)
+            .where(file_group_table.c.table_id == table_id, file_group_table.c.replaced.is_(False))
         ).all()
         files = conn.execute(
-            select(f.c.id, f.c.file_slice_id, f.c.partition_path, f.c.name, f.c.is_link, f.c.link_target).where(
-                f.c.table_id == table_id
-            )
+            select(
+                log_file_table.c.id,
+                log_file_table.c.file_slice_id,
+                log_file_table.c.partition_path,
+                log_file_table.c.name,
+                log_file_table.c.is_link,
+                log_file_table.c.link_target,
+            ).where(log_file_table.c.table_id == table_id)
         ).all()
         blocks = conn.execute(
             select(
-                b.c.log_file_id,
-                b.c.instant,
-                b.c.min_event_time,
-                b.c.record_count,
-                b.c.length,
-                b.c.block_type,
-                b.c.late_threshold,
-                b.c.late_records,
+                log_block_table.c.log_file_id,
+                log_block_table.c.instant,
+                log_block_table.c.min_event_time,
+                log_block_table.c.record_count,
+                log_block_table.c.length,
+                log_block_table.c.block_type,
+                log_block_table.c.late_threshold,
+                log_block_table.c.late_records,
             ).where(
-                b.c.table_id == table_id,
-                b.c.status == BlockStatus.COMMITTED,
-                b.c.block_type.in_((*DATA_BLOCK_TYPES, DELETE_BLOCK_TYPE)),
+                log_block_table.c.table_id == table_id,
+                log_block_table.c.status == BlockStatus.COMMITTED,
+                log_block_table.c.block_type.in_((*DATA_BLOCK_TYPES, DELETE_BLOCK_TYPE)),
             )
         ).all()
     latest_committed: dict[int, str] = {}
@@ -95,13 +106,15 @@ def pending_blocks(bind: Engine | Connection, table_id: int) -> list[PendingBloc
 
 def base_file_instants(bind: Engine | Connection, table_id: int) -> list[str]:
     """The instants of the committed base files on the index (each slice's base instant), for `freshness`'s exact."""
-    g, s = file_group_table, file_slice_table
+    file_groups, slices = file_group_table, file_slice_table
     with connected(bind) as conn:
         rows = conn.execute(
-            select(s.c.base_instant)
+            select(slices.c.base_instant)
             .distinct()
-            .join(g, g.c.id == s.c.file_group_id)
-            .where(g.c.table_id == table_id, s.c.base_file.is_not(None), s.c.base_committed.is_(True))
+            .join(file_groups, file_groups.c.id == slices.c.file_group_id)
+            .where(
+                file_groups.c.table_id == table_id, slices.c.base_file.is_not(None), slices.c.base_committed.is_(True)
+            )
         )
         return [r[0] for r in rows]
 

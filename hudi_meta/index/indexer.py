@@ -31,9 +31,9 @@ from hudi_meta.index.files import sync_files
 from hudi_meta.index.instants import sync_timeline
 from hudi_meta.index.late_records import count_late_records
 from hudi_meta.index.lineage import sync_links
+from hudi_meta.index.locks import index_lock
 from hudi_meta.index.registry import event_time_field_of, mark_indexed, register_table, table_id_of
 from hudi_meta.index.run_stats import IndexRunStats
-from hudi_meta.index.sql import table_lock
 from hudi_meta.index.table_format import change_line, check_opened_current, drop_indexed, indexed_format
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.table import HudiTable
@@ -60,7 +60,7 @@ class Indexer:
         engine, table = self.engine, self.table
         if not event_time_field:
             self._check_registered_field()
-        with table_lock(engine, table.uri), paused_gc():  # a first run holds 10^5 blocks and rows at once
+        with index_lock(engine, table.uri), paused_gc():  # a first run holds 10^5 blocks and rows at once
             known_id = table_id_of(engine, table.uri)
             before = event_time_field_of(engine, known_id) if known_id is not None else None
             table_id = self.table_id = register_table(engine, table, event_time_field)

@@ -39,7 +39,7 @@ ARCHIVED_KEY = "archived"  # in an instant's summary: archived (gone from the ac
 
 def record_plan(conn: Connection, table_id: int, instant: str, plan: CompactionPlan, state: PlanState) -> None:
     """Store a compaction plan with its operations and planned links (idempotent)."""
-    p = compaction_plan_table
+    plans = compaction_plan_table
     params = plan.strategy.strategy_params if plan.strategy else {}
     threshold = params.get(THRESHOLD_PARAM) or params.get(THRESHOLD_KEY)
     row = {
@@ -52,8 +52,10 @@ def record_plan(conn: Connection, table_id: int, instant: str, plan: CompactionP
         "exact": params.get("exact", "false") == "true",
         "created_at": dt.datetime.now(dt.UTC),
     }
-    insert_ignore(conn, p, [row])
-    plan_id = conn.execute(select(p.c.id).where(p.c.table_id == table_id, p.c.instant == instant)).scalar_one()
+    insert_ignore(conn, plans, [row])
+    plan_id = conn.execute(
+        select(plans.c.id).where(plans.c.table_id == table_id, plans.c.instant == instant)
+    ).scalar_one()
     ops = [
         {
             "plan_id": plan_id,
@@ -150,9 +152,11 @@ def archived_not_marked(conn: Connection, table: HudiTable, table_id: int) -> di
 
 def stored_instants(conn: Connection, table_id: int) -> dict[str, StoredInstant]:
     """Requested time -> what the store holds of each instant of `table_id` (the archived mark read once)."""
-    t = instant_table
+    instants = instant_table
     rows = conn.execute(
-        select(t.c.requested_time, t.c.state, t.c.completion_time, t.c.summary).where(t.c.table_id == table_id)
+        select(instants.c.requested_time, instants.c.state, instants.c.completion_time, instants.c.summary).where(
+            instants.c.table_id == table_id
+        )
     )
     return {
         r.requested_time: StoredInstant(r.state, r.completion_time, bool(json.loads(r.summary).get(ARCHIVED_KEY)))
@@ -162,12 +166,12 @@ def stored_instants(conn: Connection, table_id: int) -> dict[str, StoredInstant]
 
 def _mark_archived(conn: Connection, table_id: int, time: str, completion: str | None) -> None:
     """Completed (at its archived completion time when the store saw it pending), `"archived": true`."""
-    t = instant_table
-    where = (t.c.table_id == table_id, t.c.requested_time == time)
-    summary = json.loads(conn.execute(select(t.c.summary).where(*where)).scalar_one())
+    instants = instant_table
+    where = (instants.c.table_id == table_id, instants.c.requested_time == time)
+    summary = json.loads(conn.execute(select(instants.c.summary).where(*where)).scalar_one())
     summary[ARCHIVED_KEY] = True
     values = {"summary": json.dumps(summary), "state": State.COMPLETED, "completion_time": completion}
-    conn.execute(update(t).where(*where).values(**values))
+    conn.execute(update(instants).where(*where).values(**values))
 
 
 def sync_timeline(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats) -> None:
@@ -178,7 +182,7 @@ def sync_timeline(engine: Engine, table: HudiTable, table_id: int, stats: IndexR
     instant that is gone (a failed write rolled back, an unscheduled plan) leaves the store.
     """
     tl = table.timeline
-    t = instant_table
+    instants = instant_table
     with engine.begin() as conn:
         stored = stored_instants(conn, table_id)
         found, gone = timeline_archival(table, stored)
@@ -188,7 +192,7 @@ def sync_timeline(engine: Engine, table: HudiTable, table_id: int, stats: IndexR
                 stats.instants_archived += 1
         archived = set(found)
         for part in chunks(gone, 500):
-            conn.execute(delete(t).where(t.c.table_id == table_id, t.c.requested_time.in_(part)))
+            conn.execute(delete(instants).where(instants.c.table_id == table_id, instants.c.requested_time.in_(part)))
         stats.instants_removed += len(gone)
         for instant in tl.instants:
             state = instant.state
@@ -209,12 +213,12 @@ def sync_timeline(engine: Engine, table: HudiTable, table_id: int, stats: IndexR
                 continue
             row["summary"] = json.dumps(commit_summary(table, instant))
             if old is None:
-                insert_ignore(conn, t, [row])
+                insert_ignore(conn, instants, [row])
                 stats.instants_added += 1
             else:
                 conn.execute(
-                    update(t)
-                    .where(t.c.table_id == table_id, t.c.requested_time == instant.requested_time)
+                    update(instants)
+                    .where(instants.c.table_id == table_id, instants.c.requested_time == instant.requested_time)
                     .values(**row)
                 )
                 stats.instants_updated += 1
@@ -227,24 +231,26 @@ def _sync_plans(conn: Connection, table: HudiTable, table_id: int, archived: set
     archived (unscheduled, as hudi-cli's `unschedule` deletes its requested and inflight files) leaves the
     store with its operations and links not made yet, so its file groups are candidates again."""
     tl = table.timeline
-    p = compaction_plan_table
-    o = compaction_operation_table
-    k = link_table
+    plans = compaction_plan_table
+    operations = compaction_operation_table
+    links = link_table
     known = {
         r.instant: (r.id, r.state)
-        for r in conn.execute(select(p.c.instant, p.c.id, p.c.state).where(p.c.table_id == table_id))
+        for r in conn.execute(select(plans.c.instant, plans.c.id, plans.c.state).where(plans.c.table_id == table_id))
     }
     for instant_time, (plan_id, plan_state) in known.items():
         if instant_time in archived and plan_state != PlanState.COMPLETED:  # completed after the store saw it
             now = dt.datetime.now(dt.UTC)
-            conn.execute(update(p).where(p.c.id == plan_id).values(state=PlanState.COMPLETED, completed_at=now))
+            conn.execute(update(plans).where(plans.c.id == plan_id).values(state=PlanState.COMPLETED, completed_at=now))
         if instant_time in tl.compaction_instants or instant_time in archived:
             continue
-        conn.execute(delete(o).where(o.c.plan_id == plan_id))
-        conn.execute(delete(p).where(p.c.id == plan_id))
+        conn.execute(delete(operations).where(operations.c.plan_id == plan_id))
+        conn.execute(delete(plans).where(plans.c.id == plan_id))
         conn.execute(
-            delete(k).where(
-                k.c.table_id == table_id, k.c.compaction_instant == instant_time, k.c.state == LinkState.PLANNED
+            delete(links).where(
+                links.c.table_id == table_id,
+                links.c.compaction_instant == instant_time,
+                links.c.state == LinkState.PLANNED,
             )
         )
         stats.plans_removed += 1
@@ -256,7 +262,9 @@ def _sync_plans(conn: Connection, table: HudiTable, table_id: int, archived: set
         if instant_time in known:
             if known[instant_time][1] != state:
                 done = dt.datetime.now(dt.UTC) if state == PlanState.COMPLETED else None
-                conn.execute(update(p).where(p.c.id == known[instant_time][0]).values(state=state, completed_at=done))
+                conn.execute(
+                    update(plans).where(plans.c.id == known[instant_time][0]).values(state=state, completed_at=done)
+                )
             continue
         try:
             plan = table.compaction_plan(instant_time)
@@ -270,11 +278,15 @@ def _sync_table_services(conn: Connection, table: HudiTable, table_id: int, arch
     """Clean and rollback instants, a completed rollback with what it rolled back, a completed clean with the
     files it deleted (`cleaned_file`)."""
     tl = table.timeline
-    s = table_service_table
-    c = cleaned_file_table
+    services = table_service_table
+    cleaned_files = cleaned_file_table
     stored = {
         (r.action, r.instant): (r.state, json.loads(r.summary or "{}"))
-        for r in conn.execute(select(s.c.action, s.c.instant, s.c.state, s.c.summary).where(s.c.table_id == table_id))
+        for r in conn.execute(
+            select(services.c.action, services.c.instant, services.c.state, services.c.summary).where(
+                services.c.table_id == table_id
+            )
+        )
     }
     # a completed clean indexed before cleaned files were recorded (a store upgraded from 0002) is read again
     known = {
@@ -285,8 +297,16 @@ def _sync_table_services(conn: Connection, table: HudiTable, table_id: int, arch
     on_disk = {i.requested_time for i in tl.instants}
     for action, instant_time in stored:
         if instant_time not in on_disk and instant_time not in archived:
-            conn.execute(delete(s).where(s.c.table_id == table_id, s.c.action == action, s.c.instant == instant_time))
-            conn.execute(delete(c).where(c.c.table_id == table_id, c.c.clean_instant == instant_time))
+            conn.execute(
+                delete(services).where(
+                    services.c.table_id == table_id, services.c.action == action, services.c.instant == instant_time
+                )
+            )
+            conn.execute(
+                delete(cleaned_files).where(
+                    cleaned_files.c.table_id == table_id, cleaned_files.c.clean_instant == instant_time
+                )
+            )
     for instant in tl.instants:
         if instant.action not in (Action.CLEAN, Action.ROLLBACK):
             continue
@@ -315,10 +335,12 @@ def _sync_table_services(conn: Connection, table: HudiTable, table_id: int, arch
         }
         if key in stored:
             conn.execute(
-                update(s).where(s.c.table_id == table_id, s.c.action == key[0], s.c.instant == key[1]).values(**row)
+                update(services)
+                .where(services.c.table_id == table_id, services.c.action == key[0], services.c.instant == key[1])
+                .values(**row)
             )
         else:
-            insert_ignore(conn, s, [row])
+            insert_ignore(conn, services, [row])
 
 
 def _record_cleaned_files(conn: Connection, table: HudiTable, table_id: int, instant: Instant) -> dict[str, Any]:

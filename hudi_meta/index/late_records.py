@@ -31,24 +31,25 @@ from hudi_meta.table.table import HudiTable
 
 def count_late_records(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats) -> None:
     """Bring every block's late-record count in line with the last event-time compaction (see the module)."""
-    b, lf, t = log_block_table, log_file_table, hudi_table
     with engine.connect() as conn:
         last = last_event_time_compaction(completed_compactions(conn, table_id))
-        event_field = conn.execute(select(t.c.event_time_field).where(t.c.id == table_id)).scalar_one()
-    links = select(lf.c.id).where(lf.c.table_id == table_id, lf.c.is_link)
+        event_field = conn.execute(
+            select(hudi_table.c.event_time_field).where(hudi_table.c.id == table_id)
+        ).scalar_one()
+    links = select(log_file_table.c.id).where(log_file_table.c.table_id == table_id, log_file_table.c.is_link)
     if last is None or last.threshold_ms is None:
         after = None
     else:
         after = and_(
-            b.c.status == BlockStatus.COMMITTED,
-            b.c.block_type.in_(DATA_BLOCK_TYPES),
-            b.c.instant > last.instant,
-            b.c.log_file_id.not_in(links),
+            log_block_table.c.status == BlockStatus.COMMITTED,
+            log_block_table.c.block_type.in_(DATA_BLOCK_TYPES),
+            log_block_table.c.instant > last.instant,
+            log_block_table.c.log_file_id.not_in(links),
         )
     with engine.begin() as conn:
-        stale = and_(b.c.table_id == table_id, b.c.late_threshold.is_not(None))
+        stale = and_(log_block_table.c.table_id == table_id, log_block_table.c.late_threshold.is_not(None))
         conn.execute(
-            update(b)
+            update(log_block_table)
             .where(stale if after is None else and_(stale, not_(after)))
             .values(late_threshold=None, late_records=None)
         )
@@ -57,15 +58,22 @@ def count_late_records(engine: Engine, table: HudiTable, table_id: int, stats: I
     threshold = last.threshold_ms
     with engine.connect() as conn:
         todo = conn.execute(
-            select(b.c.id, b.c.offset, b.c.min_event_time, b.c.min_event_time_source, lf.c.partition_path, lf.c.name)
-            .join(lf, lf.c.id == b.c.log_file_id)
-            .where(
-                b.c.table_id == table_id,
-                after,
-                or_(b.c.late_threshold.is_(None), b.c.late_threshold != threshold),
-                b.c.min_event_time_source.is_not(None),  # resolved first (`resolve_event_times`)
+            select(
+                log_block_table.c.id,
+                log_block_table.c.offset,
+                log_block_table.c.min_event_time,
+                log_block_table.c.min_event_time_source,
+                log_file_table.c.partition_path,
+                log_file_table.c.name,
             )
-            .order_by(lf.c.partition_path, lf.c.name, b.c.offset)
+            .join(log_file_table, log_file_table.c.id == log_block_table.c.log_file_id)
+            .where(
+                log_block_table.c.table_id == table_id,
+                after,
+                or_(log_block_table.c.late_threshold.is_(None), log_block_table.c.late_threshold != threshold),
+                log_block_table.c.min_event_time_source.is_not(None),  # resolved first (`resolve_event_times`)
+            )
+            .order_by(log_file_table.c.partition_path, log_file_table.c.name, log_block_table.c.offset)
         ).all()
     counted: list[dict[str, Any]] = []
     to_read: dict[tuple[str, str], list[Any]] = defaultdict(list)
@@ -87,7 +95,11 @@ def count_late_records(engine: Engine, table: HudiTable, table_id: int, stats: I
             if blk is not None and blk.is_data:
                 below = ets.records_before(blk, read_content(table.storage, path, blk), event_field, threshold)
             counted.append({"bid": r.id, "below": below})
-    stmt = update(b).where(b.c.id == bindparam("bid")).values(late_threshold=threshold, late_records=bindparam("below"))
+    stmt = (
+        update(log_block_table)
+        .where(log_block_table.c.id == bindparam("bid"))
+        .values(late_threshold=threshold, late_records=bindparam("below"))
+    )
     for batch in chunks(counted, 1000):
         with engine.begin() as conn:
             conn.execute(stmt, list(batch))

@@ -67,12 +67,11 @@ def resolve_links(links: Mapping[LinkKey, str]) -> dict[LinkKey, Lineage]:
 
 def planned_lineage(conn: Connection, table_id: int, planned: Mapping[LinkKey, str]) -> dict[LinkKey, Lineage]:
     """The lineage of a new plan's links (their recorded targets) among the links the store holds."""
-    k = link_table
     links: dict[LinkKey, str] = {}
     for parts in chunks(sorted({part for part, _ in planned}), 500):
         for r in conn.execute(
-            select(k.c.partition_path, k.c.link_name, k.c.target_name).where(
-                k.c.table_id == table_id, k.c.partition_path.in_(parts)
+            select(link_table.c.partition_path, link_table.c.link_name, link_table.c.target_name).where(
+                link_table.c.table_id == table_id, link_table.c.partition_path.in_(parts)
             )
         ):
             links[(r.partition_path, r.link_name)] = r.target_name
@@ -116,14 +115,16 @@ def _state(found: _Found, on_disk: bool) -> LinkState:
 
 def sync_links(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunStats) -> None:
     """Make the stored links those of the table's compactions and symlinks, each with its lineage and state."""
-    k = link_table
-    lf = log_file_table
+    links = link_table
+    log_files = log_file_table
     found = _recorded_links(table)
     with engine.begin() as conn:
         files = {
             (r.partition_path, r.name): r
             for r in conn.execute(
-                select(lf.c.partition_path, lf.c.name, lf.c.is_link, lf.c.link_target).where(lf.c.table_id == table_id)
+                select(
+                    log_files.c.partition_path, log_files.c.name, log_files.c.is_link, log_files.c.link_target
+                ).where(log_files.c.table_id == table_id)
             )
         }
         for key, r in files.items():
@@ -131,11 +132,13 @@ def sync_links(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunS
                 target = posixpath.basename(r.link_target)
                 entry = found.get(key)
                 found[key] = _Found(target, None, None) if entry is None else replace(entry, target=target)
-        known = {(r.partition_path, r.link_name): r for r in conn.execute(select(k).where(k.c.table_id == table_id))}
+        known = {
+            (r.partition_path, r.link_name): r for r in conn.execute(select(links).where(links.c.table_id == table_id))
+        }
         # a stored link the table no longer names is stale (its compaction was rolled back or unscheduled), unless
         # its compaction was archived (in the store, gone from the active timeline): those stay
-        i = instant_table
-        stored = set(conn.execute(select(i.c.requested_time).where(i.c.table_id == table_id)).scalars())
+        instants = instant_table
+        stored = set(conn.execute(select(instants.c.requested_time).where(instants.c.table_id == table_id)).scalars())
         on_timeline = {x.requested_time for x in table.timeline.instants}
         stale = [
             r.id
@@ -143,7 +146,7 @@ def sync_links(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunS
             if key not in found and not (r.compaction_instant in stored and r.compaction_instant not in on_timeline)
         ]
         for ids in chunks(stale, 500):
-            conn.execute(delete(k).where(k.c.id.in_(ids)))
+            conn.execute(delete(links).where(links.c.id.in_(ids)))
         lineage = resolve_links({key: f.target for key, f in found.items()})
         for (part, name), entry in found.items():
             target, via = lineage[(part, name)].target, lineage[(part, name)].via
@@ -159,11 +162,11 @@ def sync_links(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunS
                     "compaction_instant": entry.compaction_instant,
                     "state": state,
                 }
-                insert_ignore(conn, k, [row])
+                insert_ignore(conn, links, [row])
             elif (old.target_name, old.via_name, old.state) != (target, via, state):
                 conn.execute(
-                    update(k)
-                    .where(k.c.id == old.id)
+                    update(links)
+                    .where(links.c.id == old.id)
                     .values(
                         target_name=target,
                         via_name=via,
@@ -171,4 +174,6 @@ def sync_links(engine: Engine, table: HudiTable, table_id: int, stats: IndexRunS
                         compaction_instant=entry.compaction_instant or old.compaction_instant,
                     )
                 )
-        stats.links = conn.execute(select(func.count()).select_from(k).where(k.c.table_id == table_id)).scalar_one()
+        stats.links = conn.execute(
+            select(func.count()).select_from(links).where(links.c.table_id == table_id)
+        ).scalar_one()

@@ -31,21 +31,23 @@ WHOLE_TABLE_FROM = 20_000  # from this many files, one pass over the table's blo
 def summaries_from_blocks(conn: Connection, table_id: int, log_file_ids: Collection[int] | None) -> dict[int, Summary]:
     """The summaries the blocks give now, of the files that have data or delete blocks (all of the table's
     when `log_file_ids` is None; else at least those)."""
-    b = log_block_table
-    committed = b.c.status == BlockStatus.COMMITTED
-    unknown = and_(committed, or_(b.c.min_event_time_source.is_(None), b.c.min_event_time_source == UNAVAILABLE))
+    blocks = log_block_table
+    committed = blocks.c.status == BlockStatus.COMMITTED
+    unknown = and_(
+        committed, or_(blocks.c.min_event_time_source.is_(None), blocks.c.min_event_time_source == UNAVAILABLE)
+    )
     query = select(
-        b.c.log_file_id,
-        func.min(case((committed, b.c.min_event_time))),
-        func.max(b.c.instant),
-        func.max(case((b.c.status == BlockStatus.UNCOMMITTED, 1), else_=0)),
+        blocks.c.log_file_id,
+        func.min(case((committed, blocks.c.min_event_time))),
+        func.max(blocks.c.instant),
+        func.max(case((blocks.c.status == BlockStatus.UNCOMMITTED, 1), else_=0)),
         func.max(case((unknown, 1), else_=0)),
-    ).where(b.c.table_id == table_id, b.c.block_type.in_(DATA_TYPES))
+    ).where(blocks.c.table_id == table_id, blocks.c.block_type.in_(DATA_TYPES))
     if log_file_ids is None or len(log_file_ids) >= WHOLE_TABLE_FROM:
-        parts = [plain_rows(conn, query.group_by(b.c.log_file_id))]
+        parts = [plain_rows(conn, query.group_by(blocks.c.log_file_id))]
     else:
         parts = [
-            plain_rows(conn, query.where(b.c.log_file_id.in_(part)).group_by(b.c.log_file_id))
+            plain_rows(conn, query.where(blocks.c.log_file_id.in_(part)).group_by(blocks.c.log_file_id))
             for part in chunks(sorted(log_file_ids), CHUNK)
         ]
     return {fid: (lo, last, bool(pending), bool(unknown)) for rows in parts for fid, lo, last, pending, unknown in rows}
@@ -53,13 +55,21 @@ def summaries_from_blocks(conn: Connection, table_id: int, log_file_ids: Collect
 
 def stored_summaries(conn: Connection, table_id: int, log_file_ids: Collection[int] | None) -> dict[int, Summary]:
     """The summaries on the `log_file` rows (all of the table's when `log_file_ids` is None; else at least those)."""
-    f = log_file_table
-    query = select(f.c.id, f.c.min_event_time, f.c.last_block_instant, f.c.has_uncommitted, f.c.has_unknown_event_time)
-    query = query.where(f.c.table_id == table_id)
+    log_files = log_file_table
+    query = select(
+        log_files.c.id,
+        log_files.c.min_event_time,
+        log_files.c.last_block_instant,
+        log_files.c.has_uncommitted,
+        log_files.c.has_unknown_event_time,
+    )
+    query = query.where(log_files.c.table_id == table_id)
     if log_file_ids is None or len(log_file_ids) >= WHOLE_TABLE_FROM:
         parts = [plain_rows(conn, query)]
     else:
-        parts = [plain_rows(conn, query.where(f.c.id.in_(part))) for part in chunks(sorted(log_file_ids), CHUNK)]
+        parts = [
+            plain_rows(conn, query.where(log_files.c.id.in_(part))) for part in chunks(sorted(log_file_ids), CHUNK)
+        ]
     return {fid: (lo, last, bool(pending), bool(unknown)) for rows in parts for fid, lo, last, pending, unknown in rows}
 
 
@@ -78,10 +88,10 @@ def refresh_summaries(conn: Connection, table_id: int, log_file_ids: Collection[
             lo, last, pending, unknown = summary
             changed.append({"fid": fid, "lo": lo, "last": last, "any_uncommitted": pending, "unknown": unknown})
     if changed:
-        f = log_file_table
+        log_files = log_file_table
         stmt = (
-            update(f)
-            .where(f.c.id == bindparam("fid"))
+            update(log_files)
+            .where(log_files.c.id == bindparam("fid"))
             .values(
                 min_event_time=bindparam("lo"),
                 last_block_instant=bindparam("last"),

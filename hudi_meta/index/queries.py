@@ -25,9 +25,11 @@ def _rel(partition: str, name: str) -> str:
 
 
 def timeline_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    t = instant_table
+    instants = instant_table
     with engine.connect() as conn:
-        rows = conn.execute(select(t).where(t.c.table_id == table_id).order_by(t.c.requested_time)).all()
+        rows = conn.execute(
+            select(instants).where(instants.c.table_id == table_id).order_by(instants.c.requested_time)
+        ).all()
     return [
         {
             "requested_time": r.requested_time,
@@ -42,27 +44,30 @@ def timeline_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def slice_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    g, s, f = file_group_table, file_slice_table, log_file_table
     with engine.connect() as conn:
         slices = conn.execute(
             select(
-                g.c.partition_path,
-                g.c.file_id,
-                g.c.replaced,
-                s.c.id,
-                s.c.base_instant,
-                s.c.base_file,
-                s.c.base_committed,
+                file_group_table.c.partition_path,
+                file_group_table.c.file_id,
+                file_group_table.c.replaced,
+                file_slice_table.c.id,
+                file_slice_table.c.base_instant,
+                file_slice_table.c.base_file,
+                file_slice_table.c.base_committed,
             )
-            .join(s, s.c.file_group_id == g.c.id)
-            .where(g.c.table_id == table_id)
-            .order_by(g.c.partition_path, g.c.file_id, s.c.base_instant)
+            .join(file_slice_table, file_slice_table.c.file_group_id == file_group_table.c.id)
+            .where(file_group_table.c.table_id == table_id)
+            .order_by(file_group_table.c.partition_path, file_group_table.c.file_id, file_slice_table.c.base_instant)
         ).all()
         logs: dict[int, list[Any]] = {}
         for r in conn.execute(
-            select(f.c.file_slice_id, f.c.name, f.c.base_instant, f.c.version, f.c.write_token).where(
-                f.c.table_id == table_id
-            )
+            select(
+                log_file_table.c.file_slice_id,
+                log_file_table.c.name,
+                log_file_table.c.base_instant,
+                log_file_table.c.version,
+                log_file_table.c.write_token,
+            ).where(log_file_table.c.table_id == table_id)
         ):
             logs.setdefault(r.file_slice_id, []).append(r)
         plans = compaction_plan_table
@@ -90,13 +95,19 @@ def slice_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def block_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    b, f = log_block_table, log_file_table
+    blocks, log_files = log_block_table, log_file_table
     with engine.connect() as conn:
         rows = conn.execute(
-            select(b, f.c.partition_path, f.c.name)
-            .join(f, f.c.id == b.c.log_file_id)
-            .where(b.c.table_id == table_id)
-            .order_by(f.c.partition_path, f.c.base_instant, f.c.version, f.c.name, b.c.offset)
+            select(blocks, log_files.c.partition_path, log_files.c.name)
+            .join(log_files, log_files.c.id == blocks.c.log_file_id)
+            .where(blocks.c.table_id == table_id)
+            .order_by(
+                log_files.c.partition_path,
+                log_files.c.base_instant,
+                log_files.c.version,
+                log_files.c.name,
+                blocks.c.offset,
+            )
         ).all()
     return [
         {
@@ -117,14 +128,21 @@ def block_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def plan_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    p, o, k = compaction_plan_table, compaction_operation_table, link_table
     with engine.connect() as conn:
-        plans = conn.execute(select(p).where(p.c.table_id == table_id).order_by(p.c.instant)).all()
+        plans = conn.execute(
+            select(compaction_plan_table)
+            .where(compaction_plan_table.c.table_id == table_id)
+            .order_by(compaction_plan_table.c.instant)
+        ).all()
         ops: dict[int, list[Any]] = {}
-        for r in conn.execute(select(o).join(p, p.c.id == o.c.plan_id).where(p.c.table_id == table_id)):
+        for r in conn.execute(
+            select(compaction_operation_table)
+            .join(compaction_plan_table, compaction_plan_table.c.id == compaction_operation_table.c.plan_id)
+            .where(compaction_plan_table.c.table_id == table_id)
+        ):
             ops.setdefault(r.plan_id, []).append(r)
         links: dict[str, int] = {}
-        for r in conn.execute(select(k.c.compaction_instant).where(k.c.table_id == table_id)):
+        for r in conn.execute(select(link_table.c.compaction_instant).where(link_table.c.table_id == table_id)):
             links[r.compaction_instant] = links.get(r.compaction_instant, 0) + 1
     return [
         {
@@ -143,9 +161,11 @@ def plan_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
 
 
 def link_rows(engine: Engine, table_id: int) -> list[dict[str, Any]]:
-    k = link_table
+    links = link_table
     with engine.connect() as conn:
-        rows = conn.execute(select(k).where(k.c.table_id == table_id).order_by(k.c.partition_path, k.c.link_name)).all()
+        rows = conn.execute(
+            select(links).where(links.c.table_id == table_id).order_by(links.c.partition_path, links.c.link_name)
+        ).all()
     return [
         {
             "partition": r.partition_path,

@@ -39,28 +39,28 @@ def register_table(engine: Engine, table: HudiTable, event_time_field: str | Non
         "options": _options(table),
         "registered_at": dt.datetime.now(dt.UTC),
     }
-    t = hudi_table
+    tables = hudi_table
     with engine.begin() as conn:
-        insert_ignore(conn, t, [row])
+        insert_ignore(conn, tables, [row])
         table_id, current, current_options = conn.execute(
-            select(t.c.id, t.c.event_time_field, t.c.options).where(t.c.base_path == table.uri)
+            select(tables.c.id, tables.c.event_time_field, tables.c.options).where(tables.c.base_path == table.uri)
         ).one()
         if current_options != row["options"]:
-            conn.execute(update(t).where(t.c.id == table_id).values(options=row["options"]))
+            conn.execute(update(tables).where(tables.c.id == table_id).values(options=row["options"]))
         if event_time_field and event_time_field != current:
-            conn.execute(update(t).where(t.c.id == table_id).values(event_time_field=event_time_field))
-            b = log_block_table
+            conn.execute(update(tables).where(tables.c.id == table_id).values(event_time_field=event_time_field))
+            blocks = log_block_table
             # every time depends on the field: scans read it, headers and write stats count only for the
             # table's own field, delete blocks use their ordering values only when it is the ordering field;
             # late-record counts too
             conn.execute(
-                update(b)
-                .where(b.c.table_id == table_id, b.c.min_event_time_source.is_not(None))
+                update(blocks)
+                .where(blocks.c.table_id == table_id, blocks.c.min_event_time_source.is_not(None))
                 .values(min_event_time=None, max_event_time=None, min_event_time_source=None)
             )
             conn.execute(
-                update(b)
-                .where(b.c.table_id == table_id, b.c.late_threshold.is_not(None))
+                update(blocks)
+                .where(blocks.c.table_id == table_id, blocks.c.late_threshold.is_not(None))
                 .values(late_threshold=None, late_records=None)
             )
             refresh_summaries(conn, table_id, None)
@@ -84,23 +84,23 @@ def _options(table: HudiTable) -> str:
 
 
 def event_time_field_of(engine: Engine, table_id: int) -> str | None:
-    t = hudi_table
+    tables = hudi_table
     with engine.connect() as conn:
-        found = conn.execute(select(t.c.event_time_field).where(t.c.id == table_id)).scalar_one_or_none()
+        found = conn.execute(select(tables.c.event_time_field).where(tables.c.id == table_id)).scalar_one_or_none()
     return str(found) if found else None
 
 
 def table_id_of(engine: Engine, base_path: str) -> int | None:
-    t = hudi_table
+    tables = hudi_table
     with engine.connect() as conn:
-        found = conn.execute(select(t.c.id).where(t.c.base_path == base_path)).scalar_one_or_none()
+        found = conn.execute(select(tables.c.id).where(tables.c.base_path == base_path)).scalar_one_or_none()
     return int(found) if found is not None else None
 
 
 def mark_indexed(engine: Engine, table_id: int, version: int, layout: int) -> None:
     """Record when the table's index was last brought up to date, and the table version and timeline layout it
     was built from (hudi_meta.index.table_format)."""
-    t = hudi_table
+    tables = hudi_table
     values = {"last_indexed_at": dt.datetime.now(dt.UTC), "table_version": version, "timeline_layout": layout}
     with engine.begin() as conn:
-        conn.execute(update(t).where(t.c.id == table_id).values(**values))
+        conn.execute(update(tables).where(tables.c.id == table_id).values(**values))

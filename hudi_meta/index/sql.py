@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Executable, Table, text
+from sqlalchemy import Connection, Engine, Executable, Table
 from sqlalchemy.dialects import postgresql, sqlite
 
 BULK_MIN_ROWS = 500  # from this many rows inserts bypass SQLAlchemy's row processing (PostgreSQL: COPY)
@@ -140,23 +139,3 @@ def plain_rows(conn: Connection, stmt: Executable) -> list[tuple[Any, ...]]:
 def chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
-
-
-@contextmanager
-def table_lock(engine: Engine, base_path: str) -> Iterator[None]:
-    """Serialise indexers of one table across processes (PostgreSQL advisory lock; SQLite locks itself).
-
-    The lock lives on its own connection for the whole run; a killed process drops it with the connection.
-    """
-    if engine.dialect.name != "postgresql":
-        yield
-        return
-    key = zlib.crc32(base_path.encode()) & 0x7FFFFFFF
-    with engine.connect() as conn:
-        conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": key})
-        conn.commit()
-        try:
-            yield
-        finally:
-            conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
-            conn.commit()

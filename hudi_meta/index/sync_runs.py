@@ -28,11 +28,19 @@ def record_sync_run(engine: Engine, table_id: int, run: SyncRun) -> None:
 
 
 def last_sync_run(bind: Engine | Connection, table_id: int) -> SyncRun | None:
-    s = sync_run_table
+    sync_runs = sync_run_table
     query = (
-        select(s.c.mode, s.c.uri, s.c.started_at, s.c.duration_ms, s.c.outcome, s.c.changes, s.c.message)
-        .where(s.c.table_id == table_id)
-        .order_by(s.c.started_at.desc(), s.c.id.desc())
+        select(
+            sync_runs.c.mode,
+            sync_runs.c.uri,
+            sync_runs.c.started_at,
+            sync_runs.c.duration_ms,
+            sync_runs.c.outcome,
+            sync_runs.c.changes,
+            sync_runs.c.message,
+        )
+        .where(sync_runs.c.table_id == table_id)
+        .order_by(sync_runs.c.started_at.desc(), sync_runs.c.id.desc())
         .limit(1)
     )
     with connected(bind) as conn:

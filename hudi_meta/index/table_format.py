@@ -56,9 +56,11 @@ def on_disk(table: HudiTable) -> TableFormat:
 
 def indexed_format(bind: Engine | Connection, table_id: int) -> TableFormat | None:
     """The format the table's index was built from; None for a table not registered."""
-    t = hudi_table
+    tables = hudi_table
     with connected(bind) as conn:
-        found = conn.execute(select(t.c.table_version, t.c.timeline_layout).where(t.c.id == table_id)).first()
+        found = conn.execute(
+            select(tables.c.table_version, tables.c.timeline_layout).where(tables.c.id == table_id)
+        ).first()
     return TableFormat(int(found[0]), int(found[1])) if found is not None else None
 
 
@@ -103,13 +105,18 @@ def drop_indexed(conn: Connection, table_id: int) -> None:
     """Delete every indexed row of the table (instants, plans and their operations, table services, cleaned files,
     links, file groups, slices, log files, blocks), children first; its registration, settings, service steps,
     leases and sync runs stay."""
-    p, o = compaction_plan_table, compaction_operation_table
-    g, s = file_group_table, file_slice_table
-    plans = select(p.c.id).where(p.c.table_id == table_id)
-    groups = select(g.c.id).where(g.c.table_id == table_id)
+    plans = select(compaction_plan_table.c.id).where(compaction_plan_table.c.table_id == table_id)
+    groups = select(file_group_table.c.id).where(file_group_table.c.table_id == table_id)
     conn.execute(delete(log_block_table).where(log_block_table.c.table_id == table_id))
-    conn.execute(delete(o).where(o.c.plan_id.in_(plans)))
-    for t in (p, link_table, cleaned_file_table, table_service_table, instant_table, log_file_table):
+    conn.execute(delete(compaction_operation_table).where(compaction_operation_table.c.plan_id.in_(plans)))
+    for t in (
+        compaction_plan_table,
+        link_table,
+        cleaned_file_table,
+        table_service_table,
+        instant_table,
+        log_file_table,
+    ):
         conn.execute(delete(t).where(t.c.table_id == table_id))
-    conn.execute(delete(s).where(s.c.file_group_id.in_(groups)))
-    conn.execute(delete(g).where(g.c.table_id == table_id))
+    conn.execute(delete(file_slice_table).where(file_slice_table.c.file_group_id.in_(groups)))
+    conn.execute(delete(file_group_table).where(file_group_table.c.table_id == table_id))

@@ -9,7 +9,7 @@ docs/metadata-table.md section 6.6.
   max(20, ceil(1.2 x the data table's `hoodie.clean.commits.retained`)): Java 1.x's rule for that policy, used
   whatever the data table's policy (Java scales file versions and hours instead: this keeps at least as much).
   Instant: version 6 the latest MDT deltacommit + `002`, 1.x a fresh one. The clean's instants and deletes are
-  the data table's (`clean.execute`); links do not exist in an MDT.
+  the data table's (`write/clean.py`); links do not exist in an MDT.
 - Archival, after the compaction: Java archives the MDT with the data table's `hoodie.keep.min/max.commits` + 1
   and never an MDT instant at or after the data table's earliest active instant
   (`TimelineUtils.getEarliestInstantForMetadataArchival`); the rest are the data table's archival rules
@@ -29,14 +29,6 @@ from __future__ import annotations
 import logging
 import math
 
-from hudi_meta.clean.execute import (
-    clean_timeline,
-    cleaner_plan,
-    execute_clean,
-    finish_pending_cleans,
-    groups_from_files,
-)
-from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, CleanPolicy, plan_clean
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.metadata.compaction import MAX_DELTA_COMMITS, compact_if_necessary
 from hudi_meta.metadata.rollback import fresh_mdt_instant, mdt_timeline_writer, open_mdt
@@ -46,6 +38,14 @@ from hudi_meta.timeline.archival_plan import COMMIT_ACTIONS, ArchivalSettings, B
 from hudi_meta.timeline.instant import Action, Instant, State
 from hudi_meta.values import JAVA_INT_MAX, ascii_integer
 from hudi_meta.write.archival import archive_timeline
+from hudi_meta.write.clean import (
+    clean_timeline,
+    cleaner_plan,
+    execute_clean,
+    finish_pending_cleans,
+    groups_from_files,
+)
+from hudi_meta.write.clean_plan import KEEP_LATEST_COMMITS, CleanPolicy, plan_clean
 
 log = logging.getLogger(__name__)
 

@@ -65,15 +65,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hudi_meta.clean.plan import (
-    KEEP_LATEST_BY_HOURS,
-    MAX_HOURS_RETAINED,
-    MAX_RETAINED,
-    POLICY_KEY,
-    CleanPolicy,
-    Policy,
-    misplaced_retention,
-)
 from hudi_meta.compaction.schedule import DATA_LATENCY_KEY, MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, Limit, ScheduleRequest
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import CleanConfigError, ConfigError, HudiMetaError, LimitError, first_line
@@ -86,6 +77,15 @@ from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import parse_duration_ms
 from hudi_meta.values import parse_identifier
+from hudi_meta.write.clean_plan import (
+    KEEP_LATEST_BY_HOURS,
+    MAX_HOURS_RETAINED,
+    MAX_RETAINED,
+    POLICY_KEY,
+    CleanPolicy,
+    Policy,
+    misplaced_retention,
+)
 
 CONFIG_ENV = "HUDI_META_CONFIG"
 TOKEN_ENV = "HUDI_META_UI_TOKEN"

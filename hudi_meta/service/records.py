@@ -78,19 +78,19 @@ def _utc(value: dt.datetime | None) -> dt.datetime | None:
 
 
 def start_step(engine: Engine, table_id: int, worker: str, step: str, status: StepStatus) -> int:
-    s = service_step_table
+    steps = service_step_table
     row = {"table_id": table_id, "worker": worker, "step": step, "status": status, "started_at": now_utc()}
     with engine.begin() as conn:
-        result = conn.execute(s.insert().values(**row, detail="{}"))
+        result = conn.execute(steps.insert().values(**row, detail="{}"))
         key = result.inserted_primary_key
         assert key is not None
         return int(key[0])
 
 
 def set_status(engine: Engine, step_id: int, status: StepStatus) -> None:
-    s = service_step_table
+    steps = service_step_table
     with engine.begin() as conn:
-        conn.execute(update(s).where(s.c.id == step_id).values(status=status))
+        conn.execute(update(steps).where(steps.c.id == step_id).values(status=status))
 
 
 def end_step(
@@ -102,24 +102,24 @@ def end_step(
     status: StepStatus | None = None,
 ) -> None:
     """Close a step: idle (or failed, with an error), unless `status` says what the table waits in."""
-    s = service_step_table
+    steps = service_step_table
     final = status or (StepStatus.FAILED if error else StepStatus.IDLE)
     values = {"status": final, "ended_at": now_utc(), "outcome": outcome, "detail": json.dumps(detail or {})}
     with engine.begin() as conn:
-        conn.execute(update(s).where(s.c.id == step_id).values(**values, error=error))
+        conn.execute(update(steps).where(steps.c.id == step_id).values(**values, error=error))
 
 
 def prune_steps(engine: Engine, table_id: int, keep: int) -> int:
     """Delete all but the table's newest `keep` step records (a service running for months writes a few rows per
     round); how many went."""
-    s = service_step_table
+    steps = service_step_table
     with engine.begin() as conn:
         cutoff = conn.execute(
-            select(s.c.id).where(s.c.table_id == table_id).order_by(s.c.id.desc()).offset(keep).limit(1)
+            select(steps.c.id).where(steps.c.table_id == table_id).order_by(steps.c.id.desc()).offset(keep).limit(1)
         ).scalar_one_or_none()
         if cutoff is None:
             return 0
-        return int(conn.execute(s.delete().where(s.c.table_id == table_id, s.c.id <= cutoff)).rowcount)
+        return int(conn.execute(steps.delete().where(steps.c.table_id == table_id, steps.c.id <= cutoff)).rowcount)
 
 
 def _record(r: Any) -> StepRecord:
@@ -139,8 +139,8 @@ def _record(r: Any) -> StepRecord:
 
 def recent_steps(bind: Engine | Connection, table_id: int, limit: int = 20) -> list[StepRecord]:
     """The table's newest step records, newest first."""
-    s = service_step_table
-    query = select(s).where(s.c.table_id == table_id).order_by(s.c.id.desc()).limit(limit)
+    steps = service_step_table
+    query = select(steps).where(steps.c.table_id == table_id).order_by(steps.c.id.desc()).limit(limit)
     with connected(bind) as conn:
         return [_record(r) for r in conn.execute(query)]
 
@@ -148,23 +148,23 @@ def recent_steps(bind: Engine | Connection, table_id: int, limit: int = 20) -> l
 def last_steps(bind: Engine | Connection, table_id: int) -> dict[str, StepRecord]:
     """The newest finished record of each step the service ran on the table. A step still running does not hide
     how the last one ended: "did the last sync succeed" stays answered (a metric never vanishes mid-step)."""
-    s = service_step_table
+    steps = service_step_table
     newest = (
-        select(func.max(s.c.id))
-        .where(s.c.table_id == table_id, s.c.ended_at.is_not(None))
-        .group_by(s.c.step)
+        select(func.max(steps.c.id))
+        .where(steps.c.table_id == table_id, steps.c.ended_at.is_not(None))
+        .group_by(steps.c.step)
         .scalar_subquery()
     )
     with connected(bind) as conn:
-        return {r.step: _record(r) for r in conn.execute(select(s).where(s.c.id.in_(newest)))}
+        return {r.step: _record(r) for r in conn.execute(select(steps).where(steps.c.id.in_(newest)))}
 
 
 def all_steps(bind: Engine | Connection, table_ids: Iterable[int] | None = None) -> list[StepRecord]:
     """Every step record (of some tables), oldest first: for checks of who worked on what, when."""
-    s = service_step_table
-    query = select(s).order_by(s.c.id)
+    steps = service_step_table
+    query = select(steps).order_by(steps.c.id)
     if table_ids is not None:
-        query = query.where(s.c.table_id.in_(list(table_ids)))
+        query = query.where(steps.c.table_id.in_(list(table_ids)))
     with connected(bind) as conn:
         return [_record(r) for r in conn.execute(query)]
 

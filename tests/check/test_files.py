@@ -29,13 +29,6 @@ from hudi_meta.check.files import (
     orphan_by_blocks,
 )
 from hudi_meta.check.index_drift import check_table
-from hudi_meta.clean.plan import (
-    KEEP_LATEST_BY_HOURS,
-    KEEP_LATEST_COMMITS,
-    KEEP_LATEST_FILE_VERSIONS,
-    CleanPolicy,
-    Policy,
-)
 from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
@@ -44,6 +37,13 @@ from hudi_meta.format.links import SYMLINK_OPERATIONS_KEY, LinkMode
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.table.table import HudiTable
 from hudi_meta.timeline.instant import instant_epoch_ms
+from hudi_meta.write.clean_plan import (
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    CleanPolicy,
+    Policy,
+)
 from tests.compaction.core import CoreTable, at, rows
 from tests.compaction.undo_helpers import run_until
 from tests.conftest import table_id, table_zips

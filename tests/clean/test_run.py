@@ -14,15 +14,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from hudi_meta.clean.execute import CRASH_AT_ENV, CRASH_POINTS, groups_from_files
-from hudi_meta.clean.plan import (
-    DELETE_LINK,
-    KEEP_LATEST_BY_HOURS,
-    KEEP_LATEST_COMMITS,
-    KEEP_LATEST_FILE_VERSIONS,
-    CleanPolicy,
-    Policy,
-)
 from hudi_meta.clean.run import groups_from_index, run_clean
 from hudi_meta.errors import CleanedDataError
 from hudi_meta.format.avro_container import read_container
@@ -34,6 +25,15 @@ from hudi_meta.index.models import cleaned_file_table, log_file_table, table_ser
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.timeline.instant import instant_epoch_ms
+from hudi_meta.write.clean import CRASH_AT_ENV, CRASH_POINTS, groups_from_files
+from hudi_meta.write.clean_plan import (
+    DELETE_LINK,
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    CleanPolicy,
+    Policy,
+)
 from tests.cli.helpers import cli
 from tests.compaction.core import CoreTable, TwoRegions, at, by_id, compact_three_times, hudi_rs_read, region_rows
 from tests.compaction.helpers import files_of

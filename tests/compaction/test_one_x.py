@@ -17,7 +17,6 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.check.files import check_files
-from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.run import run_compaction
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
@@ -29,6 +28,7 @@ from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.table_service_metadata import CleanerPlan, CleanMetadata, CompactionPlan
 from hudi_meta.table.table import Query
 from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.clean_plan import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.write.writer import WriteClient
 from tests.compaction.core import (
     CoreTable,

@@ -27,7 +27,6 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.check.files import check_files
-from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.admin import validate
 from hudi_meta.compaction.rollback import rollback_compaction
@@ -47,6 +46,7 @@ from hudi_meta.table.metadata_table import read_files_partition
 from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.timeline.instant import Action
 from hudi_meta.write.archival import archive_timeline
+from hudi_meta.write.clean_plan import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanPolicy
 from hudi_meta.write.lock import table_lock
 from tests.conftest import table_zips
 from tests.hudi_rs import rs_read_table

@@ -13,7 +13,6 @@ import pytest
 from sqlalchemy import Engine
 
 from hudi_meta.check.index_drift import fresh_fingerprint, index_drift
-from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, CleanPolicy
 from hudi_meta.clean.run import plan_table_clean
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.compaction.strategies import Strategy
@@ -27,6 +26,7 @@ from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.table_format import TableFormat, indexed_format, require_current_index
 from hudi_meta.table.table import HudiTable
 from hudi_meta.timeline.instant import instant_epoch_ms
+from hudi_meta.write.clean_plan import KEEP_LATEST_COMMITS, CleanPolicy
 from tests.compaction.core import CoreTable, TwoRegions, at, compact_three_times, rows
 from tests.table.upgrade import downgrade_8_to_6, upgrade_6_to_8
 

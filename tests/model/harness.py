@@ -22,13 +22,6 @@ import pyarrow as pa
 from sqlalchemy import Engine
 
 from hudi_meta.check.files import PLAN_ORDER_BROKEN, PLAN_SLICE_CHANGED, UNCOMMITTED_LINK, check_files
-from hudi_meta.clean.plan import (
-    KEEP_LATEST_BY_HOURS,
-    KEEP_LATEST_COMMITS,
-    KEEP_LATEST_FILE_VERSIONS,
-    CleanPolicy,
-    Policy,
-)
 from hudi_meta.clean.run import check_cleanable, run_clean
 from hudi_meta.compaction.rollback import rollback_compaction
 from hudi_meta.compaction.run import run_compaction, set_crash_hook
@@ -65,6 +58,13 @@ from hudi_meta.table.table import HudiTable, Query
 from hudi_meta.timeline.archival_plan import ArchivalSettings
 from hudi_meta.timeline.instant import WRITE_ACTIONS, Action
 from hudi_meta.write.archival import archive_timeline
+from hudi_meta.write.clean_plan import (
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    CleanPolicy,
+    Policy,
+)
 from hudi_meta.write.failed_writes import rollback_failed_write, rollback_failed_writes
 from hudi_meta.write.lock import table_lock
 from hudi_meta.write.markers import APPEND, create_marker

@@ -36,10 +36,10 @@ from hypothesis.stateful import (
 )
 from pyspark.sql import SparkSession
 
-from hudi_meta.clean.plan import POLICIES, Policy
 from hudi_meta.compaction.run import CRASH_POINTS, run_compaction
 from hudi_meta.sync.hive_schema import Layout, TableStrategy
 from hudi_meta.table.table import HudiTable
+from hudi_meta.write.clean_plan import POLICIES, Policy
 from tests.model.harness import KEYS, ModelTable, Op, bucket_of, partition_of
 from tests.model.model import PAYLOADS
 

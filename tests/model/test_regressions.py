@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from hudi_meta.clean.plan import Policy
 from hudi_meta.compaction.run import LAYOUT_ATTEMPTS, run_compaction, set_crash_hook
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.format.links import EXACT_RESULT_KEY
+from hudi_meta.write.clean_plan import Policy
 from tests.model.harness import ModelTable, Op, hudi_rs_rows, read_rows
 from tests.model.model import DEFAULT_PAYLOAD, EVENT_TIME_PAYLOAD, OVERWRITE_PAYLOAD, at
 

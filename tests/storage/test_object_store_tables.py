@@ -294,11 +294,11 @@ def test_a_clean_names_full_uris_and_deletes_on_the_store(
     """Rule: a clean plan lists full paths with the store's scheme, as Java's `CleanPlanner` writes them, so that a
     Java cleaner finishing our pending clean deletes the same files; the clean then deletes the old slices there and
     the table reads as before (ours and hudi-rs)."""
-    from hudi_meta.clean.execute import read_pending_plan
-    from hudi_meta.clean.plan import CleanPolicy, Policy
     from hudi_meta.clean.run import run_clean
     from hudi_meta.format.table_service_metadata import CleanerPlan
     from hudi_meta.timeline.instant import Action, Instant, State
+    from hudi_meta.write.clean import read_pending_plan
+    from hudi_meta.write.clean_plan import CleanPolicy, Policy
 
     model = build(place)
     table = HudiTable.open(place.uri, place.options)

@@ -20,7 +20,6 @@ from flask.testing import FlaskClient
 from hudi_meta.web import create_app
 from sqlalchemy import Engine
 
-from hudi_meta.clean.plan import KEEP_LATEST_COMMITS, CleanPolicy
 from hudi_meta.clean.run import run_clean
 from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.format.links import LinkMode
@@ -32,6 +31,7 @@ from hudi_meta.index.sync_runs import SyncRun, record_sync_run
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import now_ms
 from hudi_meta.timeline.instant import instant_epoch_ms
+from hudi_meta.write.clean_plan import KEEP_LATEST_COMMITS, CleanPolicy
 from tests.compaction.core import CoreTable, TwoRegions, at, compact_three_times, region_rows
 from tests.conftest import FIXTURES_DIR
 

@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_meta.clean.plan import (
+from hudi_meta.errors import CleanConfigError
+from hudi_meta.format.file_names import BaseFileName, LogFileName
+from hudi_meta.write.clean_plan import (
     DELETE_FILE,
     DELETE_LINK,
     KEEP,
@@ -30,8 +32,6 @@ from hudi_meta.clean.plan import (
     earliest_commit_to_retain,
     plan_clean,
 )
-from hudi_meta.errors import CleanConfigError
-from hudi_meta.format.file_names import BaseFileName, LogFileName
 
 START = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 HOUR_MS = 3_600_000

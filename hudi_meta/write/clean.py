@@ -4,6 +4,10 @@ deletes (links first, a link's target never while a link on disk points at it), 
 (`clean_timeline`, `groups_from_files`) are here too; `hudi_meta.clean.run` plans data tables from the index and
 brings their metadata table in step (`metadata_step`), the metadata table's own clean (`hudi_meta.metadata.services`)
 uses this module directly. See `hudi_meta.clean.run` for the instants' formats and the crash rules.
+
+It sits on the write side, beside `archival.py`, for the same reason: both the data table's clean (`clean/run.py`,
+which brings the metadata table in step) and the metadata table's own clean (`metadata/services.py`) run it, so it
+must sit below both for every import to go down (docs/architecture.md section 1). It needs nothing but the table.
 """
 
 from __future__ import annotations
@@ -16,18 +20,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_meta.clean.plan import (
-    DELETE_FILE,
-    DELETE_LINK,
-    CleanAction,
-    CleanFile,
-    CleanGroup,
-    CleanOperation,
-    CleanPlanResult,
-    CleanSlice,
-    CleanTimeline,
-    TimelineEntry,
-)
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import CorruptFileError
 from hudi_meta.format.avro_container import read_container
@@ -44,9 +36,21 @@ from hudi_meta.format.table_service_metadata import (
 from hudi_meta.progress import Report, silent
 from hudi_meta.table.table import HudiTable
 from hudi_meta.timeline.instant import Action, Instant, State
+from hudi_meta.write.clean_plan import (
+    DELETE_FILE,
+    DELETE_LINK,
+    CleanAction,
+    CleanFile,
+    CleanGroup,
+    CleanOperation,
+    CleanPlanResult,
+    CleanSlice,
+    CleanTimeline,
+    TimelineEntry,
+)
 from hudi_meta.write.lock import table_lock
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("hudi_meta.clean.execute")  # the name `-v` has always shown for a clean
 
 MetadataStep = Callable[[str, CleanMetadata], None]  # (clean instant, its metadata): run before it completes
 
