@@ -85,6 +85,14 @@ class StoreError(HudiMetaError):
         super().__init__(f"metadata store {label}: {first_line(reason)}")
 
 
+class NotIndexedError(HudiMetaError):
+    """A read of the index (`show`, metrics) for a table the store has not indexed yet."""
+
+    def __init__(self, base_path: str) -> None:
+        super().__init__(f"table {base_path} is not indexed: index it first")
+        self.base_path = base_path
+
+
 class StaleIndexError(HudiMetaError):
     """The table's version or timeline layout changed since it was indexed (a Java writer upgraded or downgraded
     it): what the store says of it is stale until `hudi-meta index` runs again."""

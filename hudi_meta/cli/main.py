@@ -34,6 +34,7 @@ from sqlalchemy.exc import (
 )
 
 from hudi_meta import __version__
+from hudi_meta.api import store_name
 from hudi_meta.cli import (
     archive_command,
     check_command,
@@ -51,8 +52,6 @@ from hudi_meta.cli import (
 from hudi_meta.cli.common import EXIT_USAGE, HelpFormatter, Parser, add_global_options
 from hudi_meta.cli.terminal import log_errors_only, log_to_stderr
 from hudi_meta.errors import HudiMetaError, UnavailableError, first_line
-from hudi_meta.index.db import resolve_db_url
-from hudi_meta.index.store import store_label
 
 PROG = "hudi-meta"
 EXIT_OK = 0
@@ -130,7 +129,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _user_error(args, e, first_line(e))
     except SQLAlchemyError as e:
         if _is_store_error(e):
-            return _user_error(args, e, f"metadata store {store_label(resolve_db_url(args.db))}: {_cause_line(e)}")
+            return _user_error(args, e, f"metadata store {store_name(args.db)}: {_cause_line(e)}")
         return _bug(args, e)
     except OSError as e:
         if e.errno in USER_ERRNOS and e.filename is not None:

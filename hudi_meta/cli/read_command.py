@@ -9,11 +9,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_meta.api import open_table
+from hudi_meta.api import Query, QueryKind, open_table
 from hudi_meta.cli.common import COLUMNS, POINT, TEXT, TIME, Choice, Subparsers, add_command
 from hudi_meta.cli.output import write_jsonl, write_table_stream
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.table.table import Query, QueryKind
 
 QUERY = Choice.of(QueryKind.spellings(), QueryKind.aliases())  # Hudi's `hoodie.datasource.query.type` spellings too
 FORMAT = Choice.of(("jsonl", "table"))
