@@ -17,7 +17,7 @@ from hudi_meta.api import admin
 from hudi_meta.api.admin import AdminReport, ArchiveOutcome, IndexRefresh
 from hudi_meta.api.show import rows_from_files, rows_from_index
 from hudi_meta.api.store import TableMetrics, store_exists
-from hudi_meta.api.values import Duration, Moment, as_duration_ms, as_time_ms
+from hudi_meta.api.values import Duration, Moment, as_duration_ms, as_time_ms, check_query, check_retention
 from hudi_meta.check.index_drift import CheckReport, check_table
 from hudi_meta.clean.plan import CleanPolicy, Policy
 from hudi_meta.clean.run import CleanOutcome, check_cleanable, run_clean
@@ -26,7 +26,7 @@ from hudi_meta.compaction.run import MapTasks, run_compaction, runnable_instant
 from hudi_meta.compaction.schedule import ScheduleRequest, ScheduleResult, schedule_compaction
 from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.compaction.triggers import Trigger
-from hudi_meta.errors import HudiMetaError, NotFreshError, first_line
+from hudi_meta.errors import HudiMetaError, NotFreshError, ParameterError, first_line
 from hudi_meta.format.links import LinkMode
 from hudi_meta.freshness import Freshness, view_for_complete_before
 from hudi_meta.index.commit_summary import commit_summary
@@ -235,6 +235,7 @@ class Table:
         else keep the latest 10 commits) that never deletes a file a live link shows."""
         table = self._open()
         name = policy.value if isinstance(policy, Policy) else policy
+        check_retention(table.config.props, name, retained, hours)  # refused naming this method's parameters
         clean_policy = CleanPolicy.from_properties(table.config.props, name, retained, hours)
         check_cleanable(table)
         return run_clean(self.engine, table, clean_policy, dry_run=dry_run, progress=progress)
@@ -384,10 +385,10 @@ class Table:
         read-optimized view is read only if it holds all data before T; otherwise the snapshot view is read, or
         with `strict` a `NotFreshError` is raised."""
         if strict and complete_before is None:
-            raise HudiMetaError("strict goes with complete_before")
+            raise ParameterError("{strict} goes with {complete_before}", "strict", "complete_before")
         if complete_before is not None:
             if QueryKind.parse(query, "query") != QueryKind.RO:
-                raise HudiMetaError("complete_before goes with the ro query")
+                raise ParameterError("{complete_before} goes with the ro query", "complete_before")
             short = self.shortfall(complete_before)
             if short is not None:
                 if strict:
@@ -397,8 +398,9 @@ class Table:
 
 
 def _query(kind: str, begin: str | None, end: str | None, as_of: str | None) -> Query:
-    """The query a caller names: a `QueryKind` in any of its spellings (`read_optimized` too)."""
-    return Query(QueryKind.parse(kind, "query"), begin=begin, end=end, as_of=as_of)
+    """The query a caller names: a `QueryKind` in any of its spellings (`read_optimized` too), with the arguments
+    it takes (`check_query`: refused naming the parameters)."""
+    return Query(check_query(kind, begin, end, as_of), begin=begin, end=end, as_of=as_of)
 
 
 def open_table(uri: str, store: str | Engine | None = None, storage_options: Mapping[str, Any] | None = None) -> Table:
