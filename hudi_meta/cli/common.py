@@ -1,6 +1,6 @@
 """What every command group shares: the parser class, value spellings with Hudi's names as aliases, argument
-types from the shared value parsers, the metadata store opened with errors that name it, and the check for the
-Spark extra."""
+types from the shared value parsers, the checks for the Spark and Hive extras, and the warning when the API could
+not bring the store up to date after a command changed the table."""
 
 from __future__ import annotations
 
