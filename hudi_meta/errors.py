@@ -1,5 +1,6 @@
 """Errors a user can cause. The CLI turns each into one line on stderr and exit code 2."""
 
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -17,6 +18,21 @@ class BadValueError(HudiMetaError):
     """A value a user typed (an option, a form or JSON field, a configuration key) that is not what it must be:
     not a time, a duration out of range, non-ASCII digits. The message names the value, never the option: the
     caller that knows where it came from names that."""
+
+
+class ParameterError(BadValueError):
+    """Parameters of the Python API that do not go together or are out of range. The message names them as the
+    API does (`begin`, `as_of`); a front end that took them under other names re-words it (`worded`: the CLI's
+    `--begin`, `--as-of`)."""
+
+    def __init__(self, template: str, *parameters: str) -> None:
+        self.template = template  # the message with `{parameter}` where each parameter is named
+        self.parameters = parameters
+        super().__init__(self.worded({}))
+
+    def worded(self, names: Mapping[str, str]) -> str:
+        """The message with each parameter under its name in `names` (the API's own where not given)."""
+        return self.template.format_map({p: names.get(p, p) for p in self.parameters})
 
 
 class TableNotFoundError(HudiMetaError):
@@ -83,6 +99,14 @@ class StoreError(HudiMetaError):
     def __init__(self, label: str, cause: BaseException) -> None:
         reason = getattr(cause, "orig", None) or cause
         super().__init__(f"metadata store {label}: {first_line(reason)}")
+
+
+class NotIndexedError(HudiMetaError):
+    """A read of the index (`show`, metrics) for a table the store has not indexed yet."""
+
+    def __init__(self, base_path: str) -> None:
+        super().__init__(f"table {base_path} is not indexed: index it first")
+        self.base_path = base_path
 
 
 class StaleIndexError(HudiMetaError):

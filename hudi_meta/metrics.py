@@ -6,8 +6,12 @@ Names carry the `hudi_meta_` prefix and a `table` label. The proposal's four com
 the log files not yet in a base file, slices with leftover log files, leftover log files, their bytes), then
 the freshness, the age of the oldest pending compaction plan, and the last compaction, clean and sync: 1 for
 success, 0 for a run that started and did not complete, and its duration where the timeline records one
-(table version 8 and later write completion times; version 6 does not). A value that is not known is left
-out rather than given as 0.
+(table version 8 and later write completion times; version 6 does not), and, per step of the service (index,
+compaction, schedule, clean, sync), whether its last run succeeded, how long it took and when it ended. A value
+that is not known is left out rather than given as 0.
+
+This is the one home of the metric values: `hudi-meta metrics` (through the API), the web UI's `/metrics` and
+the service read them here (`table_metric_values`).
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from sqlalchemy import Connection, Engine, func, or_, select
 
 from hudi_meta.freshness import Freshness
-from hudi_meta.index.models import compaction_plan_table, instant_table
+from hudi_meta.index.models import compaction_plan_table, instant_table, service_step_table
 from hudi_meta.index.sql import connected
 from hudi_meta.index.states import PENDING_PLAN_STATES
 from hudi_meta.index.sync_runs import SyncRun, last_sync_run
@@ -28,6 +33,35 @@ from hudi_meta.timeline.instant import Action, Instant, State, instant_epoch_ms
 
 PREFIX = "hudi_meta_"
 MetricValues = dict[str, tuple[str, float | None]]  # name -> (help, value); None: not known now
+SERVICE_STEPS = ("index", "compaction", "schedule", "clean", "sync")  # the steps the service records per table
+FAILED = "failed"  # `service_step.status` of a step that failed (service/records.py `StepStatus.FAILED`)
+
+
+class StepRun(Protocol):
+    """A finished step of the service as the metrics read it (`service/records.StepRecord` is one)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def ended_at(self) -> dt.datetime | None: ...
+    @property
+    def duration_s(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class FinishedStep:
+    """A `service_step` row read for the metrics: its id, status and times (UTC)."""
+
+    id: int
+    status: str
+    started_at: dt.datetime
+    ended_at: dt.datetime | None
+
+    @property
+    def duration_s(self) -> float | None:
+        return (self.ended_at - self.started_at).total_seconds() if self.ended_at else None
 
 
 @dataclass(frozen=True)
@@ -133,3 +167,68 @@ def store_metric_values(
     cleans = [Instant(r[0], r[1], State(r[2]), r[3]) for r in rows if r.action == Action.CLEAN]
     oldest_ms = instant_epoch_ms(oldest, zone) if oldest else None
     return metric_values(fresh, oldest_ms, last_run(compactions), last_run(cleans), sync, now_ms)
+
+
+def last_step_rows(bind: Engine | Connection, table_id: int) -> list[Any]:
+    """The newest finished `service_step` row of each step the service ran on the table. A step still running
+    does not hide how the last one ended: "did the last sync succeed" stays answered (a metric never vanishes
+    mid-step)."""
+    s = service_step_table
+    newest = (
+        select(func.max(s.c.id))
+        .where(s.c.table_id == table_id, s.c.ended_at.is_not(None))
+        .group_by(s.c.step)
+        .scalar_subquery()
+    )
+    with connected(bind) as conn:
+        return list(conn.execute(select(s).where(s.c.id.in_(newest))))
+
+
+def utc(value: dt.datetime | None) -> dt.datetime | None:
+    """SQLite hands back naive datetimes: the service writes UTC."""
+    return value.replace(tzinfo=dt.UTC) if value is not None and value.tzinfo is None else value
+
+
+def last_finished_steps(bind: Engine | Connection, table_id: int) -> dict[str, FinishedStep]:
+    """step -> its newest finished run on the table (`last_step_rows`)."""
+    return {
+        r.step: FinishedStep(r.id, r.status, utc(r.started_at) or r.started_at, utc(r.ended_at))
+        for r in last_step_rows(bind, table_id)
+    }
+
+
+def service_metric_values(last: Mapping[str, StepRun]) -> MetricValues:
+    """name -> (help, value) of the service steps' newest records (None where a step never ran). Pure."""
+    values: MetricValues = {}
+    for step in SERVICE_STEPS:
+        record = last.get(step)
+        ended = record is not None and record.ended_at is not None
+        values[f"service_last_{step}_success"] = (
+            f"1: the service's last {step} step succeeded; 0: it failed",
+            float(record.status != FAILED) if record is not None and ended else None,
+        )
+        values[f"service_last_{step}_duration_seconds"] = (
+            f"how long the service's last {step} step took",
+            record.duration_s if record is not None else None,
+        )
+        values[f"service_last_{step}_end_seconds"] = (
+            f"when the service's last {step} step ended (epoch s)",
+            record.ended_at.timestamp() if record is not None and record.ended_at is not None else None,
+        )
+    newest = max(last.values(), key=lambda r: r.id, default=None)
+    values["service_failing"] = (
+        "1: the service's newest step on the table failed (it is retried after a backoff)",
+        float(newest.status == FAILED) if newest is not None else None,
+    )
+    return values
+
+
+def table_metric_values(
+    bind: Engine | Connection, table_id: int, fresh: Freshness, zone: dt.tzinfo, now_ms: int
+) -> MetricValues:
+    """Every metric of one indexed table: the store's (`store_metric_values`) and the service steps'."""
+    with connected(bind) as conn:
+        return {
+            **store_metric_values(conn, table_id, fresh, zone, now_ms),
+            **service_metric_values(last_finished_steps(conn, table_id)),
+        }

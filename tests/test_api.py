@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 
 import hudi_meta
 from hudi_meta.api import CompactionSummary, as_duration_ms, as_time_ms
-from hudi_meta.errors import BadValueError, TableNotFoundError
+from hudi_meta.errors import BadValueError, NotIndexedError, ParameterError, TableNotFoundError
 from tests.compaction.core import T0, CoreTable, at, region_rows
 from tests.compaction.helpers import SPEC, write_events
 
@@ -87,6 +87,62 @@ def test_bad_values_raise_one_error_naming_the_argument(tmp_path: Path) -> None:
     with pytest.raises(TableNotFoundError):
         hudi_meta.open_table(str(tmp_path / "missing"))
     assert issubclass(TableNotFoundError, hudi_meta.HudiMetaError)
+
+
+def test_errors_name_the_parameters_never_an_option(tmp_path: Path) -> None:
+    """The API names its own parameters (a front end re-words them: `ParameterError.worded`, the CLI's options)."""
+    t = _table(tmp_path)
+    with hudi_meta.open_table(t.path, store=f"sqlite:///{tmp_path / 's.db'}") as table:
+        for call, says in (
+            (lambda: table.read("incremental"), "an incremental query needs begin (a time or an instant)"),
+            (lambda: table.read("time-travel", begin="0"), "a time-travel query needs as_of"),
+            (lambda: table.read("snapshot", end="0"), "a snapshot query takes no begin, end or as_of"),
+            (lambda: table.read("incremental", begin="0", as_of="0"), "takes begin and end, not as_of"),
+            (lambda: table.clean("keep-latest-commits", hours=2), "hours is for KEEP_LATEST_BY_HOURS"),
+            (lambda: table.clean("keep-latest-by-hours", retained=2), "keeps hours H, not retained N"),
+            (lambda: table.clean(retained=-1), "retained must be from 0 to"),
+            (lambda: table.check(index=False).notes, None),
+        ):
+            if says is None:
+                assert call() == ["index drift not checked: not asked for"]
+                continue
+            with pytest.raises(ParameterError) as e:
+                call()
+            assert says in str(e.value) and "--" not in str(e.value), str(e.value)
+        with pytest.raises(ParameterError) as e:
+            table.read("incremental")
+        assert e.value.worded({"begin": "--begin"}) == "an incremental query needs --begin (a time or an instant)"
+        with pytest.raises(NotIndexedError, match="is not indexed: index it first"):
+            table.show("timeline")
+
+
+def test_the_operations_the_cli_offers(tmp_path: Path) -> None:
+    """What the CLI's show, metrics, validate, unschedule, rollback and archive commands call: each returns what
+    it found or would do, and changes nothing in a dry run."""
+    t = _table(tmp_path)
+    with hudi_meta.open_table(t.path, store=f"sqlite:///{tmp_path / 's.db'}") as table:
+        registered = table.register()
+        assert registered.base_path == table.hudi.base_path and registered.table_id > 0
+        table.index()
+        plan = table.schedule_compaction(threshold=at(30))
+        assert plan.instant is not None
+        table.index()
+        from_index = table.show("timeline")
+        assert [r["requested_time"] for r in from_index] == [r["requested_time"] for r in table.show("timeline", True)]
+        assert plan.instant in {r["instant"] for r in table.show("plans")}
+        metrics = table.metrics()
+        assert metrics.values["leftover_log_files"][1] == 2 and b"hudi_meta_leftover_log_files" in metrics.exposition()
+        assert all(v.ok for v in table.validate())
+        dry = table.unschedule(plan.instant)
+        assert dry.dry_run and dry.actions and not any(a.done for a in dry.actions) and dry.index.stats is None
+        with pytest.raises(hudi_meta.HudiMetaError, match="only requested"):
+            table.rollback(plan.instant)  # a plan that never ran is unscheduled, not rolled back
+        assert table.hudi.timeline.instant(plan.instant) is not None  # dry runs: still pending
+        undone = table.unschedule(plan.instant, dry_run=False)
+        assert not undone.failed and undone.index.stats is not None  # the registered table was indexed again
+        assert plan.instant not in {r["instant"] for r in table.show("plans")}
+        archived = table.archive()
+        assert archived.report.archived == [] and archived.index.stats is None  # three commits: nothing to archive
 
 
 def test_times_and_durations_in_every_form_a_caller_has() -> None:

@@ -10,8 +10,7 @@ from flask import Blueprint, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from hudi_meta.index import browse
-from hudi_meta.metrics import render
-from hudi_meta.service.step_metrics import table_metric_values
+from hudi_meta.metrics import render, table_metric_values
 from hudi_meta.table.times import now_ms
 
 from . import store

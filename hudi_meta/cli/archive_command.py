@@ -6,13 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hudi_meta.cli.common import TEXT, Subparsers, add_command, reindex_if_registered, whole
+from hudi_meta.api import MAX_COMMITS_KEY, MIN_COMMITS_KEY, ArchiveReport, open_table
+from hudi_meta.cli.common import TEXT, Subparsers, add_command, warn_if_not_refreshed, whole
 from hudi_meta.cli.output import write_json, write_table
-from hudi_meta.metadata.integrity import refuse_damaged
-from hudi_meta.table.table import HudiTable
-from hudi_meta.timeline.archival_plan import MAX_COMMITS_KEY, MIN_COMMITS_KEY, ArchivalSettings
 from hudi_meta.values import JAVA_INT_MAX
-from hudi_meta.write.archival import ArchiveReport, archive_timeline, check_archivable
 
 COLUMNS = ("instant", "action", "completion", "file", "history", "done", "error")
 
@@ -43,11 +40,9 @@ def add_commands(sub: Subparsers) -> None:
 
 
 def archive_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
-    check_archivable(table)
-    refuse_damaged(table)  # archival reads the metadata table's compactions; a damaged one is never written over
-    settings = ArchivalSettings.from_properties(table.config.props, args.min_commits, args.max_commits)
-    report = archive_timeline(table, dry_run=not args.execute, settings=settings)
+    with open_table(args.table, args.db) as table:
+        outcome = table.archive(args.min_commits, args.max_commits, dry_run=not args.execute)
+    report = outcome.report
     if args.json:
         write_json(report.rows())
     else:
@@ -56,11 +51,10 @@ def archive_command(args: argparse.Namespace) -> int:
     if failed is not None:
         print(f"hudi-meta: error: {failed.error}; run archive --execute again to finish", file=sys.stderr)
         return 2
-    if args.execute and (report.archived or report.finished):
-        # the store marks the archived instants (a kill before this: `check` names them, `index` marks them)
-        stats = reindex_if_registered(args, table)
-        if stats is not None and not args.json:
-            print(f"metadata store updated: {stats.summary()}")
+    # the store marks the archived instants (a kill before this: `check` names them, `index` marks them)
+    warn_if_not_refreshed(outcome.index)
+    if outcome.index.stats is not None and not args.json:
+        print(f"metadata store updated: {outcome.index.stats.summary()}")
     return 0
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hudi_meta.api import open_table
-from hudi_meta.clean.plan import MAX_HOURS_RETAINED, MAX_RETAINED, Policy
-from hudi_meta.clean.run import format_reports
+from hudi_meta.api import MAX_HOURS_RETAINED, MAX_RETAINED, Policy, format_reports, open_table
 from hudi_meta.cli.common import TEXT, SpelledChoice, Subparsers, add_command, whole
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.cli.terminal import terminal_progress

@@ -1,6 +1,6 @@
 """What every command group shares: the parser class, value spellings with Hudi's names as aliases, argument
-types from the shared value parsers, the metadata store opened with errors that name it, and the check for the
-Spark extra."""
+types from the shared value parsers, the checks for the Spark and Hive extras, and the warning when the API could
+not bring the store up to date after a command changed the table."""
 
 from __future__ import annotations
 
@@ -9,22 +9,19 @@ import importlib.util
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
-
-from hudi_meta.errors import BadValueError, HudiMetaError, first_line
-from hudi_meta.index.db import DB_ENV, resolve_db_url
-from hudi_meta.index.indexer import Indexer
-from hudi_meta.index.registry import table_id_of
-from hudi_meta.index.run_stats import IndexRunStats
-from hudi_meta.index.store import open_store
-from hudi_meta.spelling import Spelled, fold
-from hudi_meta.sync.catalog import HIVE_EXTRA
-from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import parse_duration_ms, parse_point, parse_time_ms
+from hudi_meta.api import (
+    DB_ENV,
+    HIVE_EXTRA,
+    IndexRefresh,
+    Spelled,
+    fold,
+    parse_duration_ms,
+    parse_point,
+    parse_time_ms,
+)
+from hudi_meta.errors import BadValueError, HudiMetaError
 from hudi_meta.values import parse_instant_time, parse_share, parse_text, parse_whole, shown
 
 EXIT_USAGE = 2
@@ -183,18 +180,8 @@ def parse_columns(text: str) -> list[str]:
 COLUMNS = arg_type(parse_columns, "columns")
 
 
-def reindex_if_registered(args: argparse.Namespace, table: HudiTable) -> IndexRunStats | None:
-    """Bring the store up to date after a command changed the table, if the table is registered there: what the
-    index run did. A store that does not exist is left alone, one that fails is named in a warning (None: the
-    table's change is done either way, and the next `index` run catches up)."""
-    url = resolve_db_url(args.db)
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).exists():
-        return None
-    try:
-        engine = open_store(args.db)
-        if table_id_of(engine, table.uri) is not None:
-            return Indexer(engine, HudiTable.open(args.table)).run()
-    except (HudiMetaError, SQLAlchemyError) as e:
-        print(f"hudi-meta: warning: the metadata store was not updated: {first_line(e)}", file=sys.stderr)
-    return None
+def warn_if_not_refreshed(refresh: IndexRefresh) -> None:
+    """After a command changed the table: name a store that could not be brought up to date (the table's change
+    is done either way, and the next `index` run catches up)."""
+    if refresh.failure is not None:
+        print(f"hudi-meta: warning: the metadata store was not updated: {refresh.failure}", file=sys.stderr)

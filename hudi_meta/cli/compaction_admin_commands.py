@@ -13,18 +13,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hudi_meta.cli.common import INSTANT, TEXT, Subparsers, add_command, reindex_if_registered
+from hudi_meta.api import AdminReport, format_time_ms, open_table
+from hudi_meta.cli.common import INSTANT, TEXT, Subparsers, add_command, warn_if_not_refreshed
 from hudi_meta.cli.output import write_json, write_table
-from hudi_meta.compaction.admin import published_threshold, repair, validate
-from hudi_meta.compaction.rollback import rollback_compaction
-from hudi_meta.compaction.unschedule import unschedule_compaction
-from hudi_meta.errors import HudiMetaError
-from hudi_meta.metadata.sync import rollback_hook
-from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import format_time_ms
-from hudi_meta.timeline.instant import Action
-from hudi_meta.write.failed_writes import pending_rollback_of, rollback_failed_write
-from hudi_meta.write.file_actions import FileAction
 
 EXIT_FOUND = 3
 COLUMNS = ("operation", "source", "target", "done", "error")
@@ -69,67 +60,38 @@ def _dry_run_and_json(parser: Any) -> None:
     parser.add_argument("--json", action="store_true", help="a JSON array, one object per row")
 
 
-def _print(args: argparse.Namespace, instant: str, actions: list[FileAction], summary: str) -> None:
-    rows = [{"instant": instant, **a.row()} for a in actions]
+def _print(args: argparse.Namespace, report: AdminReport, summary: str) -> int:
+    """The report's rows and summary, a warning if the store could not be updated; the exit code."""
     if args.json:
-        write_json(rows)
-        return
-    if rows:
-        write_table(rows, columns=COLUMNS)
-    print(summary)
-
-
-def _failed(actions: list[FileAction]) -> bool:
-    return any(a.error for a in actions)
+        write_json(report.rows())
+    else:
+        if report.actions:
+            write_table(report.rows(), columns=COLUMNS)
+        print(summary)
+    warn_if_not_refreshed(report.index)
+    return EXIT_FOUND if report.failed else 0
 
 
 def unschedule_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
-    report = unschedule_compaction(table, args.instant, dry_run=not args.execute)
-    moved = sum(a.operation == "move_log_file" for a in report.actions)
-    deleted = sum(a.operation.startswith("delete_") and a.operation != "delete_instant" for a in report.actions)
+    with open_table(args.table, args.db) as table:
+        report = table.unschedule(args.instant, dry_run=not args.execute)
     verb = "unscheduled" if args.execute else "would unschedule"
     via = f" (rollback {report.rollback_instant})" if report.rollback_instant else ""
-    _print(
-        args,
-        args.instant,
-        report.actions,
-        f"{verb} compaction {args.instant}{via}: {deleted} files deleted, {moved} log files moved back",
-    )
-    if args.execute:
-        reindex_if_registered(args, table)
-    return EXIT_FOUND if _failed(report.actions) else 0
+    counts = f"{report.deleted_files} files deleted, {report.moved_log_files} log files moved back"
+    return _print(args, report, f"{verb} compaction {args.instant}{via}: {counts}")
 
 
 def rollback_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
-    tl = table.timeline
-    state = tl.instant(args.instant)
-    if tl.is_compaction(args.instant) or (state is None and pending_rollback_of(table, args.instant)):
-        before = published_threshold(tl)
-        report = rollback_compaction(table, args.instant, args.completed_compaction, dry_run=not args.execute)
-        after = published_threshold(table.timeline)
-        verb = "rolled back" if args.execute else "would roll back"
-        summary = f"{verb} compaction {args.instant} (rollback {report.instant})"
-        if args.execute and before != after:
-            summary += f"; published threshold {_threshold(before)} -> {_threshold(after)}"
-    elif state is None:
-        raise HudiMetaError(f"no instant {args.instant} on {table.base_path}")
-    elif state.action in (Action.DELTA_COMMIT, Action.COMMIT) and not state.is_completed:
-        report = rollback_failed_write(
-            table, args.instant, dry_run=not args.execute, force=args.force, metadata_writer=rollback_hook(table)
-        )
-        summary = f"{'rolled back' if args.execute else 'would roll back'} {state.action} {args.instant}"
-    elif state.is_completed:
-        raise HudiMetaError(
-            f"{args.instant} is a completed {state.action}: hudi-meta rolls back failed writes and compactions"
-        )
-    else:
-        raise HudiMetaError(f"{args.instant} is a {state.action}: hudi-meta rolls back writes and compactions")
-    _print(args, args.instant, report.actions, summary)
-    if args.execute:
-        reindex_if_registered(args, table)
-    return EXIT_FOUND if _failed(report.actions) else 0
+    with open_table(args.table, args.db) as table:
+        report = table.rollback(args.instant, args.completed_compaction, args.force, dry_run=not args.execute)
+    verb = "rolled back" if args.execute else "would roll back"
+    if report.action != "compaction":  # a failed write
+        return _print(args, report, f"{verb} {report.action} {args.instant}")
+    summary = f"{verb} compaction {args.instant} (rollback {report.rollback_instant})"
+    before, after = report.threshold_before, report.threshold_after
+    if args.execute and before != after:
+        summary += f"; published threshold {_threshold(before)} -> {_threshold(after)}"
+    return _print(args, report, summary)
 
 
 def _threshold(found: tuple[str, int] | None) -> str:
@@ -137,8 +99,8 @@ def _threshold(found: tuple[str, int] | None) -> str:
 
 
 def validate_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
-    results = validate(table, args.instant)
+    with open_table(args.table, args.db) as table:
+        results = table.validate(args.instant)
     rows = [row for v in results for row in v.rows()]
     if args.json:
         write_json(rows)
@@ -150,15 +112,8 @@ def validate_command(args: argparse.Namespace) -> int:
 
 
 def repair_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
-    report = repair(table, args.instant, dry_run=not args.execute)
-    unrepaired = [
-        FileAction(f.check, f.path, False, f"{f.problem} (repair cannot fix this)", f.target) for f in report.unrepaired
-    ]
-    actions = report.actions + unrepaired
+    with open_table(args.table, args.db) as table:
+        report = table.repair(args.instant, dry_run=not args.execute)
     verb = "repaired" if args.execute else "would repair"
-    summary = f"{verb} {args.instant}: {len(report.actions)} steps, {len(unrepaired)} problems left"
-    _print(args, args.instant, actions, summary if actions else f"nothing to repair in {args.instant}")
-    if args.execute and report.actions:
-        reindex_if_registered(args, table)
-    return EXIT_FOUND if _failed(actions) else 0
+    summary = f"{verb} {args.instant}: {report.steps} steps, {len(report.actions) - report.steps} problems left"
+    return _print(args, report, summary if report.actions else f"nothing to repair in {args.instant}")

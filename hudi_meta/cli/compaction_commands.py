@@ -6,7 +6,25 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hudi_meta.api import open_table
+from hudi_meta.api import (
+    LOG_FILE_SIZE_THRESHOLD,
+    MAX_DELTA_COMMITS,
+    MAX_DELTA_SECONDS,
+    CompactionOperation,
+    LinkMode,
+    MapTasks,
+    Report,
+    ScheduleRequest,
+    Strategy,
+    Trigger,
+    check_data_latency,
+    check_threshold,
+    format_duration_ms,
+    now_ms,
+    open_table,
+    parse_duration_ms,
+    parse_time_ms,
+)
 from hudi_meta.cli import compaction_admin_commands
 from hudi_meta.cli.common import (
     INSTANT,
@@ -20,21 +38,6 @@ from hudi_meta.cli.common import (
 )
 from hudi_meta.cli.output import write_json, write_json_object
 from hudi_meta.cli.terminal import terminal_progress
-from hudi_meta.compaction.run import MapTasks
-from hudi_meta.compaction.schedule import (
-    LOG_FILE_SIZE_THRESHOLD,
-    MAX_DELTA_COMMITS,
-    MAX_DELTA_SECONDS,
-    ScheduleRequest,
-    check_data_latency,
-    check_threshold,
-)
-from hudi_meta.compaction.strategies import Strategy
-from hudi_meta.compaction.triggers import Trigger
-from hudi_meta.format.links import LinkMode
-from hudi_meta.format.table_service_metadata import CompactionOperation
-from hudi_meta.progress import Report
-from hudi_meta.table.times import format_duration_ms, now_ms, parse_duration_ms, parse_time_ms
 
 STRATEGY = SpelledChoice(Strategy)
 TRIGGER = SpelledChoice(Trigger)
@@ -124,14 +127,12 @@ def run_command(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         require_spark("compaction run --engine spark")
     with open_table(args.table, args.db) as table, terminal_progress() as progress:
-        spark = None
-        if args.engine == "spark":
-            from hudi_meta.spark.session import spark_session
-
-            table.runnable(args.instant)  # refused in one line before Spark starts
-            spark = spark_session(args.spark_master)
         summary = table.run_compaction(
-            args.instant, spark, reporting_tasks(progress), phase_reporter(progress), progress=progress
+            args.instant,
+            map_tasks=reporting_tasks(progress),
+            on_phase=phase_reporter(progress),
+            progress=progress,
+            spark_master=args.spark_master if args.engine == "spark" else None,
         )
     if args.json:
         write_json_object(summary.as_dict())

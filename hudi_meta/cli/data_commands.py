@@ -6,6 +6,15 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from hudi_meta.api import (
+    CURRENT_VERSION,
+    DEFAULT_BUCKETS,
+    MAX_BUCKETS,
+    MAX_TIME_MS,
+    WRITE_VERSIONS,
+    format_time_ms,
+    open_table,
+)
 from hudi_meta.cli.common import (
     DURATION,
     SHARE,
@@ -23,13 +32,8 @@ from hudi_meta.cli.terminal import terminal_progress
 from hudi_meta.demo.event_stream import StreamSpec, write_batches
 from hudi_meta.demo.quickstart import run_quickstart
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.index.commit_summary import commit_summary
 from hudi_meta.service.sockets import listening_socket
-from hudi_meta.table.bucket_index import DEFAULT_BUCKETS, MAX_BUCKETS
-from hudi_meta.table.table import HudiTable
-from hudi_meta.table.times import MAX_TIME_MS, format_time_ms
 from hudi_meta.values import JAVA_LONG_MAX
-from hudi_meta.write.writer import CURRENT_VERSION, WRITE_VERSIONS
 
 OPERATION = Choice.of(("upsert", "insert", "delete"))
 BLOCK_FORMAT = Choice.of(("avro", "parquet"))
@@ -121,9 +125,8 @@ def ingest_command(args: argparse.Namespace) -> int:
     )
     with terminal_progress() as progress:
         instant = ingest(opts, progress=progress)
-    table = HudiTable.open(args.table)
-    done = table.timeline.instant(instant.requested_time)
-    summary = commit_summary(table, done) if done is not None else {}
+    with open_table(args.table, args.db) as table:
+        summary = table.commit_summary(instant.requested_time)
     print(
         f"committed {instant.action} {instant.requested_time} to {args.table}: {summary.get('num_writes', 0)} "
         f"records written, {summary.get('num_deletes', 0)} deleted, {summary.get('files', 0)} files in "

@@ -34,6 +34,7 @@ from sqlalchemy.exc import (
 )
 
 from hudi_meta import __version__
+from hudi_meta.api import store_name
 from hudi_meta.cli import (
     archive_command,
     check_command,
@@ -50,9 +51,7 @@ from hudi_meta.cli import (
 )
 from hudi_meta.cli.common import EXIT_USAGE, HelpFormatter, Parser, add_global_options
 from hudi_meta.cli.terminal import log_errors_only, log_to_stderr
-from hudi_meta.errors import HudiMetaError, UnavailableError, first_line
-from hudi_meta.index.db import resolve_db_url
-from hudi_meta.index.store import store_label
+from hudi_meta.errors import HudiMetaError, ParameterError, UnavailableError, first_line
 
 PROG = "hudi-meta"
 EXIT_OK = 0
@@ -126,11 +125,13 @@ def run(argv: Sequence[str] | None = None) -> int:
         return _interrupted()
     except UnavailableError as e:
         return _user_error(args, e, first_line(e), EXIT_UNAVAILABLE)
+    except ParameterError as e:  # the API names its parameters; the user typed options
+        return _user_error(args, e, e.worded(option_names(e.parameters)).splitlines()[0])
     except HudiMetaError as e:
         return _user_error(args, e, first_line(e))
     except SQLAlchemyError as e:
         if _is_store_error(e):
-            return _user_error(args, e, f"metadata store {store_label(resolve_db_url(args.db))}: {_cause_line(e)}")
+            return _user_error(args, e, f"metadata store {store_name(args.db)}: {_cause_line(e)}")
         return _bug(args, e)
     except OSError as e:
         if e.errno in USER_ERRNOS and e.filename is not None:
@@ -147,6 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         _exit_process(code)
     return code
+
+
+def option_names(parameters: Sequence[str]) -> dict[str, str]:
+    """The option each API parameter is given by: `as_of` by `--as-of` (the CLI's options are named after the
+    parameters they set)."""
+    return {p: "--" + p.replace("_", "-") for p in parameters}
 
 
 def _cause_line(e: SQLAlchemyError) -> str:

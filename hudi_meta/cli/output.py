@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from hudi_meta.table.times import format_duration_ms, format_time_ms
+from hudi_meta.api import format_duration_ms, format_time_ms
 
 # columns holding epoch milliseconds (event times, thresholds) and durations in ms, in rows about a table
 TIME_COLUMNS = frozenset(

@@ -9,11 +9,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_meta.api import open_table
+from hudi_meta.api import QueryKind, check_query, open_table
 from hudi_meta.cli.common import COLUMNS, POINT, TEXT, TIME, Choice, Subparsers, add_command
 from hudi_meta.cli.output import write_jsonl, write_table_stream
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.table.table import Query, QueryKind
 
 QUERY = Choice.of(QueryKind.spellings(), QueryKind.aliases())  # Hudi's `hoodie.datasource.query.type` spellings too
 FORMAT = Choice.of(("jsonl", "table"))
@@ -43,10 +42,10 @@ def add_commands(sub: Subparsers) -> None:
 
 
 def read_command(args: argparse.Namespace) -> int:
-    query = Query(args.query, begin=args.begin, end=args.end, as_of=args.as_of)
+    kind = check_query(args.query, args.begin, args.end, args.as_of)  # its arguments, before the table is opened
     if args.strict and args.complete_before is None:
         raise HudiMetaError("--strict goes with --complete-before")
-    if args.complete_before is not None and query.kind != QueryKind.RO:
+    if args.complete_before is not None and kind != QueryKind.RO:
         raise HudiMetaError("--complete-before goes with --query ro")
     table = open_table(args.table, args.db)
     if args.complete_before is not None:
@@ -57,8 +56,8 @@ def read_command(args: argparse.Namespace) -> int:
                 print(f"hudi-meta: {short}", file=sys.stderr)
                 return EXIT_NOT_FRESH
             print(f"hudi-meta: {short}: reading the snapshot view instead", file=sys.stderr)
-            query = Query(QueryKind.SNAPSHOT)
-    slices = table.scan(query.kind, args.columns, query.begin, query.end, query.as_of)
+            kind = QueryKind.SNAPSHOT
+    slices = table.scan(kind, args.columns, args.begin, args.end, args.as_of)
     if args.format == "jsonl":
         write_jsonl(row for rows in _row_batches(slices) for row in rows)
     else:

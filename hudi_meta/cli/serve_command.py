@@ -21,16 +21,14 @@ import threading
 
 from sqlalchemy import Engine
 
+from hudi_meta.api import MODES, SyncTarget, open_store
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, whole
 from hudi_meta.cli.terminal import log_to_stderr
 from hudi_meta.errors import HudiMetaError
-from hudi_meta.index.store import open_store
 from hudi_meta.service.config import CONFIG_ENV, TOKEN_ENV, ServiceConfig, UiSettings, config_path, load_config
 from hudi_meta.service.loop import Service
 from hudi_meta.service.runner import make_runner
 from hudi_meta.service.sockets import listening_socket
-from hudi_meta.sync.catalog import MODES
-from hudi_meta.sync.recorded import SyncTarget
 
 WEB_EXTRA = "pip install 'hudi-meta[web]'"
 WEB_MODULES = ("flask", "waitress")

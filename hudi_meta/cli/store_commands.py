@@ -5,20 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from hudi_meta.api import open_table
+from hudi_meta.api import SHOWN, SHOWN_FROM_FILES, init_store, open_table
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, whole
 from hudi_meta.cli.output import write_json, write_rows
-from hudi_meta.cli.show import SHOW_FROM_FILES
 from hudi_meta.cli.terminal import terminal_progress
-from hudi_meta.errors import HudiMetaError
-from hudi_meta.index.db import resolve_db_url
-from hudi_meta.index.event_time_source import check_event_time_field
-from hudi_meta.index.migrate import upgrade
-from hudi_meta.index.queries import SHOW_FROM_INDEX
-from hudi_meta.index.registry import register_table
-from hudi_meta.index.store import open_store, store_label
-from hudi_meta.index.table_format import require_current_index
-from hudi_meta.table.table import HudiTable
+from hudi_meta.errors import HudiMetaError, NotIndexedError
 from hudi_meta.values import JAVA_INT_MAX
 
 
@@ -48,30 +39,25 @@ def add_commands(sub: Subparsers) -> None:
     )
 
     show = add_command(sub, "show", show_command, "show a table's timeline, slices, blocks, plans or links")
-    show.add_argument("what", choices=sorted(SHOW_FROM_INDEX), help="what to show")
+    show.add_argument("what", choices=SHOWN, help="what to show")
     show.add_argument("table", type=TEXT, help="table base path or URI")
     show.add_argument("--json", action="store_true", help="a JSON array, one object per row")
     show.add_argument(
         "--from-files",
         action="store_true",
-        help=f"read the table's files instead of the index ({'|'.join(sorted(SHOW_FROM_FILES))})",
+        help=f"read the table's files instead of the index ({'|'.join(SHOWN_FROM_FILES)})",
     )
 
 
 def init_db(args: argparse.Namespace) -> int:
-    url = resolve_db_url(args.db)
-    open_store(args.db, must_exist=False)  # names a store that cannot be opened before Alembic tries
-    upgrade(url)
-    print(f"metadata store ready: {store_label(url)}")
+    print(f"metadata store ready: {init_store(args.db)}")
     return 0
 
 
 def register_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
-    if args.event_time_field:
-        check_event_time_field(table, args.event_time_field)  # no column of the table: refused before the store opens
-    table_id = register_table(open_store(args.db), table, args.event_time_field)
-    print(f"registered {table.config.name} ({table.base_path}) as table {table_id}")
+    with open_table(args.table, args.db) as table:
+        registered = table.register(args.event_time_field)
+    print(f"registered {registered.name} ({registered.base_path}) as table {registered.table_id}")
     return 0
 
 
@@ -86,17 +72,13 @@ def index_command(args: argparse.Namespace) -> int:
 
 
 def show_command(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.table)
+    if args.from_files and args.what not in SHOWN_FROM_FILES:
+        raise HudiMetaError(f"--from-files shows {', '.join(SHOWN_FROM_FILES)}, not {args.what}")
     rows: list[dict[str, Any]]
-    if args.from_files:
-        if args.what not in SHOW_FROM_FILES:
-            raise HudiMetaError(f"--from-files shows {', '.join(sorted(SHOW_FROM_FILES))}, not {args.what}")
-        rows = SHOW_FROM_FILES[args.what](table)
-    else:
-        engine = open_store(args.db)
-        table_id = require_current_index(engine, table)  # refused in one line when upgraded since indexed
-        if table_id is None:
-            raise HudiMetaError(f"table {table.base_path} is not indexed: run `hudi-meta index {args.table}`")
-        rows = SHOW_FROM_INDEX[args.what](engine, table_id)
+    with open_table(args.table, args.db) as table:
+        try:
+            rows = table.show(args.what, args.from_files)
+        except NotIndexedError as e:
+            raise HudiMetaError(f"table {e.base_path} is not indexed: run `hudi-meta index {args.table}`") from e
     write_rows(rows, args.json)
     return 0

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-from hudi_meta.api import open_table
+from hudi_meta.api import MAX_TIMEOUT_S, MIN_TIMEOUT_S, MODES, SyncTarget, open_table
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, arg_type
 from hudi_meta.cli.output import write_json
-from hudi_meta.sync.catalog import MODES
-from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S, SyncTarget
 from hudi_meta.values import parse_identifier, parse_seconds
 
 TIMEOUT = arg_type(lambda text: parse_seconds(text, MIN_TIMEOUT_S, MAX_TIMEOUT_S), "seconds")
@@ -46,7 +44,7 @@ def add_commands(sub: Subparsers) -> None:
 def sync_command(args: argparse.Namespace) -> int:
     SyncTarget(args.mode, args.uri, args.database, args.name, args.timeout).validate(
         labels=("--uri", "--database", "--table")
-    )  # before the table is opened
+    )  # before the table is opened, naming the options (the API names its parameters)
     with open_table(args.table, args.db) as table:
         report = table.sync(
             args.mode,
@@ -56,7 +54,6 @@ def sync_command(args: argparse.Namespace) -> int:
             args.timeout,
             as_datasource=not args.no_sync_as_datasource,
             dry_run=args.dry_run,
-            labels=("--uri", "--database", "--table"),
         )
     if args.json:
         write_json([report.as_dict()])

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hudi_meta.progress import Report, silent
+from hudi_meta.api import Report, silent
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]

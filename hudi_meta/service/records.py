@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, case, func, or_, select, update
+from sqlalchemy import Connection, Engine, and_, case, or_, select, update
 
 from hudi_meta.index.models import service_lease_table, service_step_table
 from hudi_meta.index.sql import connected, insert_ignore
-
-STEPS = ("index", "compaction", "schedule", "clean", "sync")
+from hudi_meta.metrics import last_step_rows, utc
 
 
 class StepStatus(StrEnum):
@@ -70,11 +69,6 @@ class StepRecord:
 
 def now_utc() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
-
-
-def _utc(value: dt.datetime | None) -> dt.datetime | None:
-    """SQLite hands back naive datetimes: the service writes UTC."""
-    return value.replace(tzinfo=dt.UTC) if value is not None and value.tzinfo is None else value
 
 
 def start_step(engine: Engine, table_id: int, worker: str, step: str, status: StepStatus) -> int:
@@ -129,8 +123,8 @@ def _record(r: Any) -> StepRecord:
         r.worker,
         r.step,
         r.status,
-        _utc(r.started_at) or now_utc(),
-        _utc(r.ended_at),
+        utc(r.started_at) or now_utc(),
+        utc(r.ended_at),
         r.outcome,
         json.loads(r.detail or "{}"),
         r.error,
@@ -146,17 +140,8 @@ def recent_steps(bind: Engine | Connection, table_id: int, limit: int = 20) -> l
 
 
 def last_steps(bind: Engine | Connection, table_id: int) -> dict[str, StepRecord]:
-    """The newest finished record of each step the service ran on the table. A step still running does not hide
-    how the last one ended: "did the last sync succeed" stays answered (a metric never vanishes mid-step)."""
-    steps = service_step_table
-    newest = (
-        select(func.max(steps.c.id))
-        .where(steps.c.table_id == table_id, steps.c.ended_at.is_not(None))
-        .group_by(steps.c.step)
-        .scalar_subquery()
-    )
-    with connected(bind) as conn:
-        return {r.step: _record(r) for r in conn.execute(select(steps).where(steps.c.id.in_(newest)))}
+    """The newest finished record of each step the service ran on the table (`metrics.last_step_rows`)."""
+    return {r.step: _record(r) for r in last_step_rows(bind, table_id)}
 
 
 def all_steps(bind: Engine | Connection, table_ids: Iterable[int] | None = None) -> list[StepRecord]:
@@ -229,6 +214,6 @@ def lease_holders(bind: Engine | Connection) -> dict[int, tuple[str, dt.datetime
     lease = service_lease_table
     with connected(bind) as conn:
         return {
-            r.table_id: (r.holder, _utc(r.expires_at) or now_utc())
+            r.table_id: (r.holder, utc(r.expires_at) or now_utc())
             for r in conn.execute(select(lease.c.table_id, lease.c.holder, lease.c.expires_at))
         }

@@ -10,6 +10,7 @@ import time
 from sqlalchemy import Engine, update
 
 from hudi_meta.index.models import hudi_table, service_lease_table
+from hudi_meta.metrics import service_metric_values
 from hudi_meta.service.records import (
     StepOutcome,
     StepStatus,
@@ -25,7 +26,6 @@ from hudi_meta.service.records import (
     set_status,
     start_step,
 )
-from hudi_meta.service.step_metrics import service_metric_values
 
 
 def add_table(engine: Engine, table_id: int) -> int:

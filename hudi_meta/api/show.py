@@ -1,16 +1,22 @@
-"""Rows for `hudi-meta show ...` read directly from a table's files; the index serves the same keys
-(`hudi_meta.index.queries`), so scripts see one shape whichever source answered."""
+"""What `Table.show` returns: a table's timeline, file slices, log blocks, compaction plans or links as rows, from
+the index (`hudi_meta.index.queries`) or read directly from the table's files (timeline, slices and blocks); both
+give the same keys, so scripts see one shape whichever source answered."""
 
 from __future__ import annotations
 
 import posixpath
 from typing import Any
 
+from sqlalchemy import Engine
+
+from hudi_meta.errors import BadValueError, NotIndexedError
 from hudi_meta.format.log_block import LogBlock
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.index.commit_summary import commit_summary
 from hudi_meta.index.event_time_source import HEADER
+from hudi_meta.index.queries import SHOW_FROM_INDEX
 from hudi_meta.index.states import BlockStatus
+from hudi_meta.index.table_format import require_current_index
 from hudi_meta.table.table import HudiTable
 
 
@@ -89,3 +95,23 @@ def block_rows(table: HudiTable) -> list[dict[str, Any]]:
 
 
 SHOW_FROM_FILES = {"timeline": timeline_rows, "slices": slice_rows, "blocks": block_rows}
+SHOWN = tuple(sorted(SHOW_FROM_INDEX))  # what `Table.show` shows from the index
+SHOWN_FROM_FILES = tuple(sorted(SHOW_FROM_FILES))  # and what from the table's files
+
+
+def rows_from_files(table: HudiTable, what: str) -> list[dict[str, Any]]:
+    """`what` (one of `SHOWN_FROM_FILES`) read from the table's files."""
+    if what not in SHOW_FROM_FILES:
+        raise BadValueError(f"from the files: {', '.join(SHOWN_FROM_FILES)} are shown, not {what}")
+    return SHOW_FROM_FILES[what](table)
+
+
+def rows_from_index(engine: Engine, table: HudiTable, what: str) -> list[dict[str, Any]]:
+    """`what` (one of `SHOWN`) as the store indexed it; refused in one line when the table was upgraded since it
+    was indexed, or never was."""
+    if what not in SHOW_FROM_INDEX:
+        raise BadValueError(f"{', '.join(SHOWN)} are shown, not {what}")
+    table_id = require_current_index(engine, table)
+    if table_id is None:
+        raise NotIndexedError(table.base_path)
+    return SHOW_FROM_INDEX[what](engine, table_id)

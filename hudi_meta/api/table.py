@@ -1,57 +1,60 @@
-"""The Python API (docs/python-api.md): `open_table(uri, store=None)` and the operations on its result.
-
-The CLI's commands, and through them the tests of the CLI, call these methods; the service and the web actions
-call the same core functions underneath. Every method returns a typed result (a dataclass) and raises only
-`HudiMetaError` and its subclasses for what a caller can fix (a bad value, a missing table, a refused plan).
-
->>> import hudi_meta
->>> with hudi_meta.open_table("/data/events", store="sqlite:///meta.db") as table:  # doctest: +SKIP
-...     table.index()
-...     plan = table.schedule_compaction(data_latency="30m")
-...     if plan.instant is not None:
-...         print(table.run_compaction(plan.instant).records_written)
-...     print(table.freshness().watermark_ms)
-"""
+"""`Table` (opened with `open_table`): a Hudi table with the metadata store that indexes it, and every operation
+the front ends offer on it (index, freshness, compaction, clean, check, sync, reads, and the admin, archive,
+metrics and show operations of the other `hudi_meta.api` modules)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from sqlalchemy.exc import SQLAlchemyError
 
+from hudi_meta.api import admin
+from hudi_meta.api.admin import AdminReport, ArchiveOutcome, IndexRefresh
+from hudi_meta.api.show import rows_from_files, rows_from_index
+from hudi_meta.api.store import TableMetrics, store_exists
+from hudi_meta.api.values import Duration, Moment, as_duration_ms, as_time_ms, check_query, check_retention
 from hudi_meta.check.index_drift import CheckReport, check_table
-from hudi_meta.clean.plan import CleanPolicy, Policy
 from hudi_meta.clean.run import CleanOutcome, check_cleanable, run_clean
+from hudi_meta.compaction.admin import Validation
 from hudi_meta.compaction.run import MapTasks, run_compaction, runnable_instant
 from hudi_meta.compaction.schedule import ScheduleRequest, ScheduleResult, schedule_compaction
 from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.compaction.triggers import Trigger
-from hudi_meta.errors import BadValueError, HudiMetaError, NotFreshError
+from hudi_meta.errors import HudiMetaError, NotFreshError, ParameterError, first_line
 from hudi_meta.format.links import LinkMode
 from hudi_meta.freshness import Freshness, view_for_complete_before
+from hudi_meta.index.commit_summary import commit_summary
 from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.indexer import Indexer
+from hudi_meta.index.registry import register_table, table_id_of
 from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.store import open_store, store_label
+from hudi_meta.metrics import table_metric_values
 from hudi_meta.progress import Report, silent
 from hudi_meta.sync.hive_sync import SyncReport
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.metadata_table import listing_through_metadata
 from hudi_meta.table.table import HudiTable, Query, QueryKind
-from hudi_meta.table.times import EPOCH, check_time_ms, duration_ms, now_ms, parse_duration_ms, parse_time_ms, time_ms
+from hudi_meta.table.times import now_ms
+from hudi_meta.write.clean_plan import CleanPolicy, Policy
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-T = TypeVar("T")
-Moment = dt.datetime | int | str  # a time: an aware or UTC datetime, epoch milliseconds, or ISO-8601 / epoch-ms text
-Duration = dt.timedelta | int | str  # milliseconds, or text such as "30m"
+
+@dataclass(frozen=True)
+class Registration:
+    """A table registered in the store: its id there, its name and base path."""
+
+    table_id: int
+    name: str
+    base_path: str
 
 
 @dataclass(frozen=True)
@@ -85,42 +88,6 @@ def compaction_summary(table: HudiTable, instant: str, took_ms: int) -> Compacti
         links=sum(len(op.symlink_operations) for op in plan.operations),
         duration_ms=took_ms,
     )
-
-
-def as_time_ms(value: Moment, what: str) -> int:
-    """Epoch milliseconds of a time given as a datetime (naive: UTC), a number (read as event-time numbers are:
-    epoch seconds below 1e11, milliseconds below 1e14, else microseconds) or text (ISO-8601 or such a number)."""
-    if isinstance(value, bool):
-        raise BadValueError(f"{what}: expected a time, got {value!r}")
-    if isinstance(value, dt.datetime):
-        aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-        return _named(what, lambda v: check_time_ms((v - EPOCH) // dt.timedelta(milliseconds=1), v.isoformat()), aware)
-    if isinstance(value, int):
-        return _named(what, time_ms, value)
-    if isinstance(value, str):
-        return _named(what, parse_time_ms, value)
-    raise BadValueError(f"{what}: expected a datetime, epoch milliseconds or ISO-8601 text, got {type(value).__name__}")
-
-
-def as_duration_ms(value: Duration, what: str) -> int:
-    """Milliseconds of a duration given as a timedelta, milliseconds or text such as `30m`."""
-    if isinstance(value, bool):
-        raise BadValueError(f"{what}: expected a duration, got {value!r}")
-    if isinstance(value, dt.timedelta):
-        return _named(what, lambda v: duration_ms(v // dt.timedelta(milliseconds=1), str(v)), value)
-    if isinstance(value, int):
-        return _named(what, duration_ms, value)
-    if isinstance(value, str):
-        return _named(what, parse_duration_ms, value)
-    raise BadValueError(f"{what}: expected a timedelta, milliseconds or text such as 30m, got {type(value).__name__}")
-
-
-def _named(what: str, parse: Callable[[T], int], value: T) -> int:
-    """`parse(value)`, its error naming `what` (the argument) first."""
-    try:
-        return parse(value)
-    except BadValueError as e:
-        raise BadValueError(f"{what}: {e}") from e
 
 
 class Table:
@@ -230,12 +197,18 @@ class Table:
         map_tasks: MapTasks | None = None,
         on_phase: Callable[[str], None] | None = None,
         progress: Report = silent,
+        spark_master: str | None = None,
     ) -> CompactionSummary:
-        """Execute the pending compaction `instant` (None: the oldest pending one), on `spark` (a SparkSession)
-        or else in this process (`map_tasks` runs the operations; default: one after another), commit it and
-        index the result. A run killed at any point is finished by running it again."""
+        """Execute the pending compaction `instant` (None: the oldest pending one), on `spark` (a SparkSession;
+        or one started on `spark_master` once the compaction is known to be runnable) or else in this process
+        (`map_tasks` runs the operations; default: one after another), commit it and index the result. A run
+        killed at any point is finished by running it again."""
         table = self._open()
-        instant = runnable_instant(table, instant)
+        instant = runnable_instant(table, instant)  # refused in one line before Spark starts
+        if spark is None and spark_master is not None:
+            from hudi_meta.spark.session import spark_session  # the `spark` extra: imported only when used
+
+            spark = spark_session(spark_master)
         started = time.monotonic()
         if spark is not None:
             from hudi_meta.spark.compaction import run  # the `spark` extra: imported only when used
@@ -262,6 +235,7 @@ class Table:
         else keep the latest 10 commits) that never deletes a file a live link shows."""
         table = self._open()
         name = policy.value if isinstance(policy, Policy) else policy
+        check_retention(table.config.props, name, retained, hours)  # refused naming this method's parameters
         clean_policy = CleanPolicy.from_properties(table.config.props, name, retained, hours)
         check_cleanable(table)
         return run_clean(self.engine, table, clean_policy, dry_run=dry_run, progress=progress)
@@ -274,7 +248,7 @@ class Table:
         engine = self.engine if index else None
         report = check_table(table, engine, store_label(str(engine.url)) if engine is not None else None)
         if not index:
-            report.notes = ["index drift not checked: --no-index"]
+            report.notes = ["index drift not checked: not asked for"]
         return report
 
     def sync(
@@ -286,13 +260,100 @@ class Table:
         timeout_s: float = 30.0,
         as_datasource: bool = True,
         dry_run: bool = False,
-        labels: tuple[str, str, str] = ("catalog URI", "database", "table name"),
     ) -> SyncReport:
         """Publish the read-optimized freshness into a Hive metastore (`mode` "hms": Thrift at `uri`;
         "hiveserver2": SQL) as the RO and RT tables' properties; `dry_run` says what would change."""
         target = SyncTarget(mode, uri, database, name, timeout_s, as_datasource=as_datasource)
-        target.validate(labels=labels)  # before anything is read
+        target.validate()  # before anything is read
         return sync_recorded(self.engine, self._open(), target, dry_run)
+
+    def register(self, event_time_field: str | None = None) -> Registration:
+        """Register the table in the store (again: its settings updated), with the record field holding the event
+        time (None: the table's own setting); a field that is no column of the table is refused, naming the
+        closest, before the store opens."""
+        table = self._open()
+        if event_time_field:
+            check_event_time_field(table, event_time_field)
+        table_id = register_table(self.engine, table, event_time_field)
+        return Registration(table_id, table.config.name, table.base_path)
+
+    def refresh_index(self) -> IndexRefresh:
+        """Bring the store up to date after a change to the table, if the table is registered there. A SQLite store
+        that does not exist is left alone; a store that fails is named in `failure` (the table's change stands
+        either way, and the next `index` catches up)."""
+        if self._engine is None and not store_exists(self._store if isinstance(self._store, str) else None):
+            return IndexRefresh()
+        try:
+            table = self._open()
+            if table_id_of(self.engine, table.uri) is not None:
+                return IndexRefresh(Indexer(self.engine, table).run())
+        except (HudiMetaError, SQLAlchemyError) as e:
+            return IndexRefresh(failure=first_line(e))
+        return IndexRefresh()
+
+    def _refreshed(self, report: AdminReport, changed: bool) -> AdminReport:
+        if changed:
+            report.index = self.refresh_index()
+        return report
+
+    def rollback(
+        self, instant: str, completed_compaction: bool = False, force: bool = False, dry_run: bool = True
+    ) -> AdminReport:
+        """Roll back (`dry_run`, the default: say what would be done) the compaction `instant` (a completed one
+        only with `completed_compaction`: the published freshness moves back) or the failed write `instant` (one
+        whose heartbeat is still live only with `force`); the store is brought up to date afterwards."""
+        report = admin.rollback(self._open(), instant, completed_compaction, force, dry_run)
+        return self._refreshed(report, not dry_run)
+
+    def unschedule(self, instant: str, dry_run: bool = True) -> AdminReport:
+        """Take back the pending compaction plan `instant` (`dry_run`, the default: say what would be done)."""
+        return self._refreshed(admin.unschedule(self._open(), instant, dry_run), not dry_run)
+
+    def validate(self, instant: str | None = None) -> list[Validation]:
+        """Whether the pending compactions (or the compaction or slice `instant`) can still run, and the log files
+        a compaction left misplaced."""
+        return admin.validate(self._open(), instant)
+
+    def repair(self, instant: str, dry_run: bool = True) -> AdminReport:
+        """Fix what `validate` finds in the compaction (or slice) `instant` (`dry_run`, the default: say what
+        would be done); what repair cannot fix stays in the report as failed actions."""
+        report = admin.repair_compaction(self._open(), instant, dry_run)
+        return self._refreshed(report, not dry_run and report.steps > 0)
+
+    def archive(
+        self, min_commits: int | None = None, max_commits: int | None = None, dry_run: bool = True
+    ) -> ArchiveOutcome:
+        """Plan (`dry_run`, the default) or run the archival of old instants (into the LSM history on table
+        versions 8 and 9, the archived log on version 6) keeping `min_commits` and running above `max_commits`
+        completed commits (default: the table's `hoodie.keep.min.commits` and `hoodie.keep.max.commits`). After
+        an archival that archived or finished instants the store marks them."""
+        report = admin.archive(self._open(), min_commits, max_commits, dry_run)
+        if dry_run or report.error is not None or not (report.archived or report.finished):
+            return ArchiveOutcome(report)
+        return ArchiveOutcome(report, self.refresh_index())
+
+    def metrics(self, now: Moment | None = None) -> TableMetrics:
+        """The table's metrics (docs/catalog-and-freshness.md section 2), indexing first."""
+        at = now_ms() if now is None else as_time_ms(now, "now")
+        table = self._open()
+        fresh = indexed_freshness(self.engine, table, at)
+        table_id = table_id_of(self.engine, table.uri)
+        assert table_id is not None  # indexed just now
+        values = table_metric_values(self.engine, table_id, fresh, table.config.timeline_timezone, at)
+        return TableMetrics(table.config.name or table.base_path, values)
+
+    def show(self, what: str, from_files: bool = False) -> list[dict[str, Any]]:
+        """The table's `what` (timeline, slices, blocks, plans or links) as rows, from the index (refused when
+        the table is not indexed, or upgraded since), or `from_files` (timeline, slices, blocks) from its files."""
+        table = self._open()
+        return rows_from_files(table, what) if from_files else rows_from_index(self.engine, table, what)
+
+    def commit_summary(self, instant: str) -> dict[str, Any]:
+        """What the write `instant` committed (records written and deleted, files, partitions); {} when it is not
+        on the timeline."""
+        table = self._open()
+        done = table.timeline.instant(instant)
+        return commit_summary(table, done) if done is not None else {}
 
     def shortfall(self, complete_before: Moment) -> str | None:
         """Why the read-optimized view does not hold all data before `complete_before`, or None if it does."""
@@ -324,10 +385,10 @@ class Table:
         read-optimized view is read only if it holds all data before T; otherwise the snapshot view is read, or
         with `strict` a `NotFreshError` is raised."""
         if strict and complete_before is None:
-            raise HudiMetaError("strict goes with complete_before")
+            raise ParameterError("{strict} goes with {complete_before}", "strict", "complete_before")
         if complete_before is not None:
             if QueryKind.parse(query, "query") != QueryKind.RO:
-                raise HudiMetaError("complete_before goes with the ro query")
+                raise ParameterError("{complete_before} goes with the ro query", "complete_before")
             short = self.shortfall(complete_before)
             if short is not None:
                 if strict:
@@ -337,8 +398,9 @@ class Table:
 
 
 def _query(kind: str, begin: str | None, end: str | None, as_of: str | None) -> Query:
-    """The query a caller names: a `QueryKind` in any of its spellings (`read_optimized` too)."""
-    return Query(QueryKind.parse(kind, "query"), begin=begin, end=end, as_of=as_of)
+    """The query a caller names: a `QueryKind` in any of its spellings (`read_optimized` too), with the arguments
+    it takes (`check_query`: refused naming the parameters)."""
+    return Query(check_query(kind, begin, end, as_of), begin=begin, end=end, as_of=as_of)
 
 
 def open_table(uri: str, store: str | Engine | None = None, storage_options: Mapping[str, Any] | None = None) -> Table:
