@@ -26,6 +26,7 @@ from hudi_meta.spark.routing import BUCKET_COL, PARTITION_COL, routed
 from pyspark.sql import DataFrame
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format import config_keys as keys
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import WriteStat
 from hudi_meta.metadata.sync import metadata_sync, rollback_hook, write_client
@@ -218,16 +219,16 @@ def check_writable(table: HudiTable) -> None:
     (its bucket count set; no other index type or bucket engine named), of a version hudi-meta writes, with
     Parquet base files and a merge mode it merges by, and no metadata table partition it cannot keep in step."""
     config = table.config
-    index = config.props.get(bucket_index.INDEX_TYPE, "BUCKET").upper()
-    engine = config.props.get(bucket_index.BUCKET_ENGINE, "SIMPLE").upper()
+    index = (keys.INDEX_TYPE.of(config.props) or "BUCKET").upper()  # absent: a table hudi-meta created (BUCKET)
+    engine = keys.BUCKET_ENGINE.of(config.props).upper()
     unlike = (
         f"a {config.table_type} table"
         if not config.is_mor
-        else f"{bucket_index.INDEX_TYPE}={index}"
+        else f"{keys.INDEX_TYPE.name}={index}"
         if index != "BUCKET"
-        else f"{bucket_index.BUCKET_ENGINE}={engine}"
+        else f"{keys.BUCKET_ENGINE.name}={engine}"
         if engine != "SIMPLE"
-        else f"no BUCKET index ({bucket_index.NUM_BUCKETS} is not set)"
+        else f"no BUCKET index ({keys.NUM_BUCKETS.name} is not set)"
         if config.num_buckets is None
         else None
     )

@@ -10,6 +10,7 @@ from hudi_meta.format.links import (
     CARRY_KEY,
     CARRY_LOG_VERSION,
     EVENT_TIME_FIELD_PARAM,
+    EXACT_BLOCKED_PARAM,
     EXACT_KEY,
     MODE_KEY,
     link_name,
@@ -31,11 +32,6 @@ def link_operations(op: PlannedOperation, instant: str) -> tuple[SymlinkOperatio
     for i, kept in enumerate(op.to_keep, start=first):
         links.append(SymlinkOperation(link_name(kept.name, instant, i), kept.physical))
     return tuple(links)
-
-
-# strategyParams of an exact plan scheduled while compactions or clusterings were pending (their instants, comma
-# separated): their base files join RO whatever this plan does, so its commit never publishes exact
-EXACT_BLOCKED_PARAM = "hoodie.compaction.event.time.exact.blocked.by"
 
 
 def exact_blocked_by(plan: CompactionPlan) -> list[str]:

@@ -57,7 +57,7 @@ from hudi_meta.format.parquet_file import encode_parquet
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.metadata.sync import metadata_sync
 from hudi_meta.storage import Storage, storage_for
-from hudi_meta.table.config import TIMELINE_TIMEZONE, TableConfig, timeline_zone
+from hudi_meta.table.config import TableConfig
 from hudi_meta.table.table import AUX_DIR, HudiTable
 from hudi_meta.timeline.instant import Action, Instant
 from hudi_meta.write.failed_writes import interrupted_compaction_rollbacks
@@ -227,7 +227,7 @@ def _slice_layout(
         carry_allowed=ctx.carry,
         event_time_field=ctx.event_time_field,
         threshold_ms=ctx.threshold_ms,
-        instant_zone=timeline_zone(ctx.props.get(TIMELINE_TIMEZONE, "LOCAL")),
+        instant_zone=TableConfig(ctx.props).timeline_timezone,
     )
     if layout.inexact_keys:
         log.warning(

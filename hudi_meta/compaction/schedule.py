@@ -28,6 +28,8 @@ from hudi_meta.compaction.strategies import (
 )
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import BadValueError, HudiMetaError, LimitError, WriteInProgressError
+from hudi_meta.format import config_keys as keys
+from hudi_meta.format.config_keys import ConfigKey
 from hudi_meta.format.links import THRESHOLD_PARAM, LinkMode, is_exact, plan_link_mode
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.freshness import freshness
@@ -39,7 +41,6 @@ from hudi_meta.index.locks import schedule_lock
 from hudi_meta.index.registry import event_time_field_of
 from hudi_meta.index.states import PlanState
 from hudi_meta.index.table_format import require_current_index
-from hudi_meta.table.config import DATA_LATENCY
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import describe_time_ms, format_time_ms
 from hudi_meta.table.times import now_ms as current_ms
@@ -47,7 +48,7 @@ from hudi_meta.timeline.instant import Action, instant_epoch_ms
 from hudi_meta.values import ascii_integer
 from hudi_meta.write.lock import table_lock
 
-DATA_LATENCY_KEY = DATA_LATENCY
+DATA_LATENCY_KEY = keys.DATA_LATENCY.name  # kept for hudi_meta/service/config.py (issue 37)
 log = logging.getLogger(__name__)
 
 
@@ -92,12 +93,19 @@ class Limit:
     not use it is refused: it would do nothing."""
 
     field: str  # the ScheduleRequest field and the service configuration key
-    key: str  # Hudi's name, read from hoodie.properties
-    default: int
+    config: ConfigKey[int]  # Hudi's key, read from hoodie.properties, and Hudi's default
     low: int
     high: int
     trigger: Trigger | None = None  # the trigger that uses it, or
     strategy: Strategy | None = None  # the strategy that uses it
+
+    @property
+    def key(self) -> str:
+        return self.config.name
+
+    @property
+    def default(self) -> int:
+        return self.config.default
 
     def used_by(self, request: ScheduleRequest) -> bool:
         return request.trigger == self.trigger if self.trigger is not None else request.strategy == self.strategy
@@ -136,18 +144,11 @@ class Limit:
 
 
 MAX_DELTA_COMMITS = Limit(
-    "max_delta_commits", "hoodie.compact.inline.max.delta.commits", 5, 1, 1_000_000, trigger=Trigger.NUM_COMMITS
+    "max_delta_commits", keys.COMPACT_MAX_DELTA_COMMITS, 1, 1_000_000, trigger=Trigger.NUM_COMMITS
 )
-MAX_DELTA_SECONDS = Limit(
-    "max_delta_seconds", "hoodie.compact.inline.max.delta.seconds", 3600, 1, 10**9, trigger=Trigger.TIME_ELAPSED
-)
+MAX_DELTA_SECONDS = Limit("max_delta_seconds", keys.COMPACT_MAX_DELTA_SECONDS, 1, 10**9, trigger=Trigger.TIME_ELAPSED)
 LOG_FILE_SIZE_THRESHOLD = Limit(
-    "log_file_size_threshold",
-    "hoodie.compaction.logfile.size.threshold",
-    0,
-    0,
-    2**63 - 1,
-    strategy=Strategy.LOG_FILE_SIZE,
+    "log_file_size_threshold", keys.LOGFILE_SIZE_THRESHOLD, 0, 2**63 - 1, strategy=Strategy.LOG_FILE_SIZE
 )
 LIMITS = (MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, LOG_FILE_SIZE_THRESHOLD)
 
@@ -221,11 +222,11 @@ def _threshold(request: ScheduleRequest, table: HudiTable, now_ms: int) -> int |
     if request.threshold_ms is not None:
         return request.threshold_ms
     latency = request.data_latency_ms
-    if latency is None and DATA_LATENCY_KEY in table.config.props:
-        text_value = table.config.props[DATA_LATENCY_KEY]
+    text_value = keys.DATA_LATENCY.of(table.config.props)
+    if latency is None and text_value is not None:
         latency = ascii_integer(text_value)
         if latency is None:
-            raise HudiMetaError(f"{DATA_LATENCY_KEY}={text_value!r} in hoodie.properties is not a number of ms")
+            raise HudiMetaError(f"{keys.DATA_LATENCY.name}={text_value!r} in hoodie.properties is not a number of ms")
     if latency is None:
         raise HudiMetaError("an event-time compaction needs --threshold T or --data-latency D")
     return now_ms - latency
@@ -328,7 +329,7 @@ def _held_by_exact_compactions(table: HudiTable, slices: Sequence[SliceInfo], th
 
 def _exact_blocked_by(table: HudiTable) -> tuple[str, ...]:
     """Pending compactions and clusterings: their base files join RO when they commit, whatever an exact plan
-    scheduled now does, so its commit cannot publish exact (`plan.EXACT_BLOCKED_PARAM`)."""
+    scheduled now does, so its commit cannot publish exact (`links.EXACT_BLOCKED_PARAM`)."""
     tl = table.timeline
     return tuple(sorted(i.requested_time for i in [*tl.pending_compactions(), *tl.pending_clustering()]))
 
@@ -356,7 +357,7 @@ def schedule_compaction(
         if request.strategy is Strategy.EVENT_TIME and event_time_field is None:
             raise HudiMetaError(
                 f"{table.base_path} has no event-time field: register one with "
-                "`hudi-meta register TABLE --event-time-field F` (or set hoodie.payload.event.time.field)"
+                f"`hudi-meta register TABLE --event-time-field F` (or set {keys.EVENT_TIME_FIELD.name})"
             )
         result = _schedule_indexed(engine, table, table_id, request, threshold, event_time_field, indexed, now_ms)
         if result is not None:

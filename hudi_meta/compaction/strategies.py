@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hudi_meta.compaction.plan_records import LogFileInfo, PlannedOperation, SliceInfo
+from hudi_meta.format.config_keys import LOGFILE_SIZE_THRESHOLD
 from hudi_meta.format.links import THRESHOLD_PARAM
 from hudi_meta.gc_pause import paused_gc
 from hudi_meta.spelling import Spelled
@@ -87,7 +88,7 @@ class LogFileSizeBasedCompactionStrategy(CompactionStrategy):
         return kept
 
     def params(self) -> dict[str, str]:
-        return {"hoodie.compaction.logfile.size.threshold": str(self.threshold_bytes)}
+        return {LOGFILE_SIZE_THRESHOLD.name: str(self.threshold_bytes)}
 
 
 @dataclass

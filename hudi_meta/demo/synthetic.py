@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from hudi_meta.format.avro_arrow import arrow_to_avro_record
+from hudi_meta.format.avro_arrow import table_record_schema
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, LogFileName
 from hudi_meta.format.log_writer import append_blocks, avro_data_block
@@ -77,7 +77,7 @@ def write_synthetic_table(path: str, spec: SyntheticSpec) -> HudiTable:
     schema = client.schema
     assert schema is not None
     data_schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
-    schema_json = json.dumps(arrow_to_avro_record(data_schema, "synthetic_record", "hoodie.synthetic"))
+    schema_json = json.dumps(table_record_schema(data_schema, "synthetic"))
     timeline = table.timeline_writer()
     instants = [base_instant]
     for c in range(spec.commits):

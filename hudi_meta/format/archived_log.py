@@ -30,14 +30,13 @@ from typing import Any
 from hudi_meta.errors import BlockDecodeError, CorruptFileError
 from hudi_meta.format.avro_container import load_schema, read_container
 from hudi_meta.format.block_content import decode_avro_records
+from hudi_meta.format.config_keys import ARCHIVELOG_FOLDER
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, log_file_name
 from hudi_meta.format.log_block import BlockType
 from hudi_meta.format.log_reader import read_blocks, read_contents
 from hudi_meta.format.log_writer import append_blocks, avro_data_block
 from hudi_meta.storage.base import Storage
 
-FOLDER_KEY = "hoodie.archivelog.folder"  # a table config of 0.x (hoodie.properties), `archived` by default
-DEFAULT_FOLDER = "archived"
 MERGE_PLAN = "mergeArchivePlan"  # Java's small-archive-file merge in progress (storage without append)
 FILE_ID = "commits"  # HoodieArchivedTimeline's archive log prefix: `.commits_.archive.N_1-0-1`
 EXTENSION = "archive"
@@ -279,7 +278,7 @@ def _primitive(value: Any, kind: str) -> Any:
 
 def folder_path(meta_path: str, props: Mapping[str, str]) -> str:
     """Where a layout-1 table keeps its archive (`hoodie.archivelog.folder` under `.hoodie/`)."""
-    return posixpath.join(meta_path, props.get(FOLDER_KEY) or DEFAULT_FOLDER)
+    return posixpath.join(meta_path, ARCHIVELOG_FOLDER.or_default(props))
 
 
 def file_name(version: int) -> str:

@@ -396,6 +396,12 @@ def arrow_to_avro_record(schema: pa.Schema, name: str, namespace: str) -> dict[s
     return {"type": "record", "name": name, "namespace": namespace, "fields": fields}
 
 
+def table_record_schema(schema: pa.Schema, table_name: str) -> dict[str, Any]:
+    """The record schema Hudi's Spark writer declares for table `table_name`: `<name>_record` in the Avro namespace
+    `hoodie.<name>` (AvroConversionUtils.getAvroRecordNameAndNamespace; a namespace, not a config key)."""
+    return arrow_to_avro_record(schema, f"{table_name}_record", f"hoodie.{table_name}")
+
+
 # ---- values -------------------------------------------------------------------------------------------
 
 

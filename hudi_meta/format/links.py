@@ -1,7 +1,14 @@
-"""The on-disk contract of event-time compaction: link names, plan parameters and commit metadata keys."""
+"""The on-disk contract of event-time compaction: link names, plan parameters and commit metadata keys.
+
+The `hoodie.*` names below are this module's own, not `format/config_keys.py`'s: they are fields our compaction
+writes into a plan's strategyParams and a commit's extraMetadata, not settings anyone sets (no default, nothing
+to document but what the field holds), so they live with the rest of the contract they belong to. A plan
+parameter that reuses a config key's name (the event-time field) names it through the registry.
+"""
 
 from __future__ import annotations
 
+from hudi_meta.format.config_keys import EVENT_TIME_FIELD
 from hudi_meta.format.file_names import LogFileName, log_file_id_and_token, log_file_name
 from hudi_meta.format.table_service_metadata import CompactionOperation, CompactionPlan
 from hudi_meta.spelling import Spelled
@@ -15,7 +22,10 @@ CARRY_KEY = "carry"  # plan strategyParams: "true" when version 1 of the new sli
 THRESHOLD_PARAM = "threshold"  # plan strategyParams: T in epoch ms
 # plan strategyParams: the event-time field the plan was cut with (Hudi's key), so the executor merges by the same
 # field the index measured, whatever hoodie.properties says (the index may have been given one the table lacks)
-EVENT_TIME_FIELD_PARAM = "hoodie.payload.event.time.field"
+EVENT_TIME_FIELD_PARAM = EVENT_TIME_FIELD.name
+# plan strategyParams of an exact plan scheduled while compactions or clusterings were pending (their instants,
+# comma separated): their base files join RO whatever this plan does, so its commit never publishes exact
+EXACT_BLOCKED_PARAM = "hoodie.compaction.event.time.exact.blocked.by"
 CARRY_LOG_VERSION = 1  # `.F_C.log.1_...`: records the new slice carries before its links (compaction/layout.py)
 
 

@@ -7,7 +7,8 @@ import re
 import zlib
 from collections.abc import Mapping
 
-CHECKSUM_KEY = "hoodie.table.checksum"
+from hudi_meta.format.config_keys import CHECKSUM, DATABASE_NAME, TABLE_NAME
+
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
@@ -106,7 +107,7 @@ def table_checksum(table_name: str, database: str = "") -> int:
 
 def with_checksum(props: Mapping[str, str]) -> dict[str, str]:
     out = dict(props)
-    out[CHECKSUM_KEY] = str(table_checksum(out["hoodie.table.name"], out.get("hoodie.database.name", "")))
+    out[CHECKSUM.name] = str(table_checksum(out[TABLE_NAME.name], DATABASE_NAME.of(out)))
     return out
 
 
@@ -120,9 +121,9 @@ def java_int(text: str) -> int | None:
 def checksum_ok(props: Mapping[str, str]) -> bool:
     """Java's rule (ConfigUtils.fetchConfigs, HoodieTableConfig.validateChecksum): a file with a checksum holds the
     number `table_checksum` gives for its table and database name; one without (written before 0.11) passes."""
-    if CHECKSUM_KEY not in props:
+    if CHECKSUM.name not in props:
         return True
-    if "hoodie.table.name" not in props:
+    if TABLE_NAME.name not in props:
         return False  # generateChecksum refuses a file without the name it covers
-    expected = table_checksum(props["hoodie.table.name"], props.get("hoodie.database.name", ""))
-    return java_int(props[CHECKSUM_KEY]) == expected
+    expected = table_checksum(props[TABLE_NAME.name], DATABASE_NAME.of(props))
+    return java_int(props[CHECKSUM.name]) == expected

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from hudi_meta.file_group.fs_view import FileGroup, latest_slice_for_snapshot
 from hudi_meta.format.block_content import KeyedRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
+from hudi_meta.format.config_keys import METADATA_COMPACT_MAX_DELTA_COMMITS
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName
 from hudi_meta.format.hfile import HFileReader
 from hudi_meta.format.log_reader import read_blocks
@@ -40,7 +41,7 @@ from hudi_meta.table.table import HudiTable
 from hudi_meta.timeline.instant import Action, State, instant_epoch_ms
 from hudi_meta.timeline.timeline import new_instant_time
 
-MAX_DELTA_COMMITS = 10  # hoodie.metadata.compact.max.delta.commits
+MAX_DELTA_COMMITS = METADATA_COMPACT_MAX_DELTA_COMMITS.default
 V6_COMPACTION_SUFFIX = "001"  # HBTMW6.createCompactionTimestamp
 COMPACT = "COMPACT"
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError, UnsupportedTableError
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
+from hudi_meta.format.config_keys import METADATA_PARTITIONS
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, log_file_name
 from hudi_meta.format.properties import format_properties, parse_properties, with_checksum
 from hudi_meta.metadata.crash import crash_point
 from hudi_meta.metadata.encoding import empty_delete_block, hfile_bytes, record_schema_json, writer_schema_json
 from hudi_meta.metadata.layout import (
     INIT_WRITE_TOKEN,
-    PARTITIONS_KEY,
     FileGroupOf,
     default_file_group_of,
     file_group_id,
@@ -73,14 +73,14 @@ def set_metadata_partitions(table: HudiTable, partitions: tuple[str, ...]) -> No
     """Rewrite the data table's hoodie.properties with `hoodie.table.metadata.partitions` = `partitions` (sorted,
     as Java writes it), in one atomic replace; every other key is kept."""
     props = data_table_props(table)
-    props[PARTITIONS_KEY] = ",".join(sorted(partitions))
+    props[METADATA_PARTITIONS.name] = ",".join(sorted(partitions))
     path = posixpath.join(table.meta_path, PROPERTIES)
     table.storage.replace_atomic(path, format_properties(with_checksum(props)).encode("utf-8"))
 
 
 def metadata_partitions_now(table: HudiTable) -> tuple[str, ...]:
     """The MDT partitions the data table's hoodie.properties list now."""
-    text = data_table_props(table).get(PARTITIONS_KEY, "")
+    text = METADATA_PARTITIONS.of(data_table_props(table)) or ""
     return tuple(p for p in (s.strip() for s in text.split(",")) if p)
 
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 from hudi_meta.errors import HudiMetaError, first_line
 from hudi_meta.file_group.fs_view import FileGroup, latest_slice_for_snapshot
+from hudi_meta.format.config_keys import METADATA_PARTITIONS
 from hudi_meta.format.file_names import BaseFileName
 from hudi_meta.metadata.init import metadata_partitions_now
-from hudi_meta.metadata.layout import PARTITIONS_KEY
 from hudi_meta.table.metadata_table import MetadataTableError, metadata_table_path, slice_records, valid_instants
-from hudi_meta.table.table import META_DIR, HudiTable
+from hudi_meta.table.table import META_DIR, PROPERTIES, HudiTable
 from hudi_meta.timeline.instant import Action
 
 REMEDY = (
@@ -66,10 +66,8 @@ class MetadataDamage:
 def missing_metadata_table(table: HudiTable, what: str) -> str:
     """The one message for an MDT the properties name but storage does not hold (`what`: what is missing); the
     remedy is added where it is shown."""
-    named = ",".join(metadata_partitions_now(table))
-    return (
-        f"{table.base_path}: hoodie.properties names metadata table partitions ({PARTITIONS_KEY}={named}), but {what}"
-    )
+    named = f"{METADATA_PARTITIONS.name}={','.join(metadata_partitions_now(table))}"
+    return f"{table.base_path}: hoodie.properties names metadata table partitions ({named}), but {what}"
 
 
 def refuse_damaged(table: HudiTable) -> None:
@@ -93,7 +91,7 @@ def metadata_damage(table: HudiTable) -> list[MetadataDamage]:
         return []
     root = metadata_table_path(table)
     rel_root = posixpath.join(META_DIR, "metadata")
-    for path, what in ((root, f"{root} does not exist"), (posixpath.join(root, META_DIR, "hoodie.properties"), None)):
+    for path, what in ((root, f"{root} does not exist"), (posixpath.join(root, META_DIR, PROPERTIES), None)):
         if not table.storage.exists(path):
             what = what or f"{path} does not exist (the metadata table's own properties)"
             return [MetadataDamage(MISSING, rel_root, missing_metadata_table(table, what))]

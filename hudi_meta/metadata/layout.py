@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Sequence
 
+from hudi_meta.format import config_keys as keys
 from hudi_meta.metadata.keys import file_group_index
 from hudi_meta.table.metadata_table import FILES_PARTITION, METADATA_DIR
 from hudi_meta.table.table import META_DIR, HudiTable
@@ -17,8 +18,6 @@ INIT_WRITE_TOKEN = "0-0-0"  # HoodieLogFormat.DEFAULT_WRITE_TOKEN: the empty log
 SOLO_COMMIT_TIMESTAMP = "00000000000000"  # HoodieTableMetadata.SOLO_COMMIT_TIMESTAMP (14 digits)
 V6_INIT_SUFFIX = 10  # HoodieTableMetadataUtil.createIndexInitTimestamp: initTime + "%03d" % (10 + offset)
 V6_ROLLBACK_SUFFIX = "006"  # OperationSuffix.ROLLBACK: a v6 MDT rollback runs at the data-table rollback time + 006
-PARTITIONS_KEY = "hoodie.table.metadata.partitions"
-INFLIGHT_PARTITIONS_KEY = "hoodie.table.metadata.partitions.inflight"
 METADATA_PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"
 PAYLOAD_MERGE_STRATEGY = "00000000-0000-0000-0000-000000000000"  # HoodieRecordMerger.PAYLOAD_BASED_MERGE_STRATEGY_UUID
 
@@ -81,30 +80,30 @@ def mdt_properties(table: HudiTable) -> dict[str, str]:
     as the Java-written fixtures show it for versions 8 and 9); the checksum is added by the caller."""
     version = table.config.version
     props = {
-        "hoodie.table.name": f"{table.config.name}_metadata",
-        "hoodie.table.type": "MERGE_ON_READ",
-        "hoodie.table.version": str(version),
-        "hoodie.table.base.file.format": "HFILE",
-        "hoodie.table.recordkey.fields": "key",
-        "hoodie.populate.meta.fields": "false",
-        "hoodie.compaction.payload.class": METADATA_PAYLOAD,
+        keys.TABLE_NAME.name: f"{table.config.name}_metadata",
+        keys.TABLE_TYPE.name: "MERGE_ON_READ",
+        keys.TABLE_VERSION.name: str(version),
+        keys.BASE_FILE_FORMAT.name: "HFILE",
+        keys.RECORD_KEY_FIELDS.name: "key",
+        keys.POPULATE_META_FIELDS.name: "false",
+        keys.PAYLOAD_CLASS.name: METADATA_PAYLOAD,
     }
     if version == 6:
-        props["hoodie.timeline.layout.version"] = "1"
-        props["hoodie.archivelog.folder"] = "archived"
-        props["hoodie.table.keygenerator.class"] = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
+        props[keys.TIMELINE_LAYOUT.name] = "1"
+        props[keys.ARCHIVELOG_FOLDER.name] = "archived"
+        props[keys.KEY_GENERATOR_CLASS.name] = "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator"
         return props
     props.update(
         {
-            "hoodie.table.initial.version": str(version),
-            "hoodie.timeline.layout.version": "2",
-            "hoodie.timeline.path": "timeline",
-            "hoodie.timeline.history.path": "history",
-            "hoodie.archivelog.folder": "history",
-            "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
-            "hoodie.record.merge.mode": "CUSTOM",
-            "hoodie.record.merge.strategy.id": PAYLOAD_MERGE_STRATEGY,
-            "hoodie.datasource.write.drop.partition.columns": "false",
+            keys.TABLE_INITIAL_VERSION.name: str(version),
+            keys.TIMELINE_LAYOUT.name: "2",
+            keys.TIMELINE_PATH.name: "timeline",
+            keys.TIMELINE_HISTORY_PATH.name: "history",
+            keys.ARCHIVELOG_FOLDER.name: "history",
+            keys.KEY_GENERATOR_TYPE.name: "HOODIE_TABLE_METADATA",
+            keys.MERGE_MODE.name: "CUSTOM",
+            keys.MERGE_STRATEGY_ID.name: PAYLOAD_MERGE_STRATEGY,
+            keys.DROP_PARTITION_COLUMNS.name: "false",
         }
     )
     return props

@@ -30,6 +30,7 @@ import logging
 import math
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.config_keys import METADATA_CLEANER_COMMITS_RETAINED, METADATA_COMPACT_MAX_DELTA_COMMITS
 from hudi_meta.metadata.compaction import MAX_DELTA_COMMITS, compact_if_necessary
 from hudi_meta.metadata.rollback import fresh_mdt_instant, mdt_timeline_writer, open_mdt
 from hudi_meta.table.table import HudiTable
@@ -49,8 +50,6 @@ from hudi_meta.write.clean_plan import KEEP_LATEST_COMMITS, CleanPolicy, plan_cl
 
 log = logging.getLogger(__name__)
 
-MAX_DELTA_COMMITS_KEY = "hoodie.metadata.compact.max.delta.commits"
-CLEAN_RETAINED_KEY = "hoodie.metadata.cleaner.commits.retained"
 MIN_CLEAN_RETAINED = 20  # HoodieMetadataWriteUtils: max(20, ...) commits for KEEP_LATEST_COMMITS
 V6_CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.createCleanTimestamp
 
@@ -58,12 +57,12 @@ V6_CLEAN_SUFFIX = "002"  # HoodieTableMetadataUtil.createCleanTimestamp
 def run_table_services(table: HudiTable) -> None:
     """Clean, compact and archive the MDT of `table` as due (the caller holds the data table's lock)."""
     clean_if_necessary(table)
-    compact_if_necessary(table, _setting(table, MAX_DELTA_COMMITS_KEY) or MAX_DELTA_COMMITS)
+    compact_if_necessary(table, _setting(table, METADATA_COMPACT_MAX_DELTA_COMMITS.name) or MAX_DELTA_COMMITS)
     archive_if_necessary(table)
 
 
 def clean_policy(table: HudiTable) -> CleanPolicy:
-    retained = _setting(table, CLEAN_RETAINED_KEY)
+    retained = _setting(table, METADATA_CLEANER_COMMITS_RETAINED.name)
     if retained is None:
         data = CleanPolicy.from_properties(table.config.props)
         retained = max(MIN_CLEAN_RETAINED, math.ceil(1.2 * data.commits_retained))

@@ -20,6 +20,7 @@ from typing import Any
 
 from hudi_meta.errors import UnsupportedTableError
 from hudi_meta.format.commit_metadata import CommitMetadata
+from hudi_meta.format.config_keys import INDEX_DEFS_PATH, METADATA_PARTITIONS_INFLIGHT
 from hudi_meta.format.file_names import LogFileName
 from hudi_meta.format.table_service_metadata import CleanMetadata, RollbackMetadata
 from hudi_meta.metadata import records
@@ -27,7 +28,7 @@ from hudi_meta.metadata.column_ranges import file_ranges
 from hudi_meta.metadata.init import data_table_props, metadata_partitions_now
 from hudi_meta.metadata.integrity import refuse_damaged
 from hudi_meta.metadata.keys import secondary_file_group_index
-from hudi_meta.metadata.layout import INFLIGHT_PARTITIONS_KEY, default_file_group_of
+from hudi_meta.metadata.layout import default_file_group_of
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.records import (
     BLOOM_FILTERS,
@@ -54,8 +55,6 @@ from hudi_meta.table.table import HudiTable
 from hudi_meta.timeline.instant import Action, instant_epoch_ms
 from hudi_meta.write.writer import WriteClient
 
-INDEX_DEFS_PATH_KEY = "hoodie.table.index.defs.path"
-DEFAULT_INDEX_DEFS = ".hoodie/.index_defs/index.json"  # relative to the base path
 # partitions whose records hudi-meta derives for every kind of action, per table version (docs section 7.1)
 KEPT_ON_ONE_X = frozenset({FILES, COLUMN_STATS, PARTITION_STATS, BLOOM_FILTERS, RECORD_INDEX})
 KEPT_ON_V6 = frozenset({FILES})
@@ -210,11 +209,11 @@ def describe_metadata(table: HudiTable) -> MetadataSync | None:
     partitions = metadata_partitions_now(table)
     if not partitions:
         return None
-    inflight = data_table_props(table).get(INFLIGHT_PARTITIONS_KEY, "").strip()
+    inflight = (METADATA_PARTITIONS_INFLIGHT.of(data_table_props(table)) or "").strip()
     if inflight:
         raise MetadataPartitionError(
             f"{table.base_path}: metadata table partition {inflight.split(',')[0]!r} is being built by Hudi's indexer "
-            f"({INFLIGHT_PARTITIONS_KEY}); run again once it completes"
+            f"({METADATA_PARTITIONS_INFLIGHT.name}); run again once it completes"
         )
     if FILES not in partitions:
         raise MetadataPartitionError(f"{table.base_path}: the metadata table has no 'files' partition: {partitions}")
@@ -250,7 +249,7 @@ def describe_metadata(table: HudiTable) -> MetadataSync | None:
 
 def _index_definitions(table: HudiTable) -> tuple[str, dict[str, Any]]:
     """The table's index definitions file (`hoodie.table.index.defs.path`) and its content ({} when absent)."""
-    rel = table.config.props.get(INDEX_DEFS_PATH_KEY) or DEFAULT_INDEX_DEFS
+    rel = INDEX_DEFS_PATH.or_default(table.config.props)  # relative to the base path, or absolute
     path = rel if rel.startswith("/") or "://" in rel else posixpath.join(table.base_path, rel)
     try:
         return path, json.loads(table.storage.read_bytes(path))

@@ -26,13 +26,14 @@ from dataclasses import dataclass
 from hudi_meta.errors import HudiMetaError
 from hudi_meta.file_group.fs_view import FileGroup
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
+from hudi_meta.format.config_keys import METADATA_PARTITIONS_INFLIGHT
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, LogFileName, log_file_name
 from hudi_meta.format.hfile import HFileReader
 from hudi_meta.format.log_writer import EncodedBlock, append_blocks
 from hudi_meta.metadata.crash import crash_point
 from hudi_meta.metadata.encoding import hfile_data_block, mdt_delete_block, record_schema_json, writer_schema_json
 from hudi_meta.metadata.init import data_table_props, metadata_partitions_now
-from hudi_meta.metadata.layout import INFLIGHT_PARTITIONS_KEY, FileGroupOf, default_file_group_of
+from hudi_meta.metadata.layout import FileGroupOf, default_file_group_of
 from hudi_meta.metadata.record import MetadataRecord
 from hudi_meta.metadata.rollback import (
     MdtRollbackReport,
@@ -103,7 +104,7 @@ def _by_partition(table: HudiTable, records: Iterable[MetadataRecord]) -> dict[s
     live = set(metadata_partitions_now(table))
     if FILES_PARTITION not in live:
         raise MetadataTableError(f"{table.base_path} has no metadata table (no files partition in its properties)")
-    inflight = data_table_props(table).get(INFLIGHT_PARTITIONS_KEY, "")
+    inflight = METADATA_PARTITIONS_INFLIGHT.of(data_table_props(table)) or ""
     live |= {p.strip() for p in inflight.split(",") if p.strip()}
     out: dict[str, list[MetadataRecord]] = {}
     for record in records:

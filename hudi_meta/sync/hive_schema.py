@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.config_keys import QUERY_AS_RO_TABLE
 from hudi_meta.spelling import Spelled
 from hudi_meta.sync.catalog import CatalogTable, Column, Partition
 
@@ -25,7 +26,6 @@ RO_INPUT_FORMAT = "org.apache.hudi.hadoop.HoodieParquetInputFormat"
 RT_INPUT_FORMAT = "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"
 OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
 SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
-QUERY_AS_RO = "hoodie.query.as.ro.table"
 SCHEMA_PART_LENGTH = 4000  # hoodie.datasource.hive_sync.schema_string_length_thresh
 
 
@@ -65,7 +65,7 @@ def candidate_names(name: str) -> tuple[str, ...]:
 def is_read_optimized(table: CatalogTable) -> bool:
     """Whether a registered table reads the read-optimized view: Hudi's non-real-time input format, or
     `hoodie.query.as.ro.table` true in its serde properties (what Spark's Hudi data source reads)."""
-    flag = table.serde_properties.get(QUERY_AS_RO)
+    flag = table.serde_properties.get(QUERY_AS_RO_TABLE.name)
     if flag is not None:
         return flag.lower() == "true"
     return "realtime" not in table.input_format.lower()
@@ -197,7 +197,7 @@ def sync_definitions(
             input_format=RO_INPUT_FORMAT if read_optimized else RT_INPUT_FORMAT,
             output_format=OUTPUT_FORMAT,
             serde=SERDE,
-            serde_properties={"path": base_path, QUERY_AS_RO: str(read_optimized).lower()},
+            serde_properties={"path": base_path, QUERY_AS_RO_TABLE.name: str(read_optimized).lower()},
             properties=dict(properties),
         )
         for table_name, read_optimized in layout.registrations(name)

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hudi_meta.format import config_keys as keys
 from hudi_meta.freshness import Freshness
 from hudi_meta.table.times import format_time_ms
 
-PREFIX = "hoodie.ro.event.time."
-THRESHOLD = PREFIX + "threshold"
-THRESHOLD_MS = PREFIX + "threshold.ms"
-WATERMARK = PREFIX + "watermark"
-WATERMARK_MS = PREFIX + "watermark.ms"
-COMPACTION_INSTANT = PREFIX + "compaction.instant"
-EXACT = PREFIX + "exact"
+# the names below are the registry's (format/config_keys.py); this module publishes them
+PREFIX = keys.RO_EVENT_TIME_PREFIX
+THRESHOLD = keys.RO_THRESHOLD.name
+THRESHOLD_MS = keys.RO_THRESHOLD_MS.name
+WATERMARK = keys.RO_WATERMARK.name
+WATERMARK_MS = keys.RO_WATERMARK_MS.name
+COMPACTION_INSTANT = keys.RO_COMPACTION_INSTANT.name
+EXACT = keys.RO_EXACT.name
 LAST_COMMIT_TIME_SYNC = "last_commit_time_sync"
 LAST_COMMIT_COMPLETION_TIME_SYNC = "last_commit_completion_time_sync"  # Hudi 1.x's HiveSyncTool
 FRESHNESS_KEYS = (THRESHOLD, THRESHOLD_MS, WATERMARK, WATERMARK_MS, COMPACTION_INSTANT, EXACT)

@@ -14,10 +14,6 @@ import pyarrow.compute as pc
 
 from hudi_meta.errors import BadValueError
 
-INDEX_TYPE = "hoodie.index.type"
-BUCKET_ENGINE = "hoodie.index.bucket.engine"  # SIMPLE (Java's default; what hudi-meta writes) or CONSISTENT_HASHING
-NUM_BUCKETS = "hoodie.bucket.index.num.buckets"
-HASH_FIELD = "hoodie.bucket.index.hash.field"
 _INT_MASK = 0xFFFFFFFF
 # hoodie.bucket.index.num.buckets is a Java int, but a file id holds its bucket in 8 digits (Java's
 # BucketIdentifier writes `%08d` and reads back the first 8 characters): bucket 10^8 would read as bucket 10^7

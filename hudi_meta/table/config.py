@@ -31,26 +31,15 @@ from dataclasses import dataclass
 
 from hudi_meta.errors import TablePropertiesError, UnsupportedTableError
 from hudi_meta.file_group.merge.rules import MergeMode, MergeSpec
-from hudi_meta.format.properties import CHECKSUM_KEY, checksum_ok, java_int
-from hudi_meta.table.bucket_index import NUM_BUCKETS
+from hudi_meta.format import config_keys as keys
+from hudi_meta.format.properties import checksum_ok, java_int
 
 MOR = "MERGE_ON_READ"
 COW = "COPY_ON_WRITE"
-TABLE_NAME = "hoodie.table.name"
-TABLE_TYPE = "hoodie.table.type"
-TABLE_VERSION = "hoodie.table.version"
-TIMELINE_LAYOUT = "hoodie.timeline.layout.version"
-BASE_FILE_FORMAT = "hoodie.table.base.file.format"
-KEY_GENERATOR_TYPE = "hoodie.table.keygenerator.type"
-POPULATE_META_FIELDS = "hoodie.populate.meta.fields"
-HIVE_STYLE_PARTITIONING = "hoodie.datasource.write.hive_style_partitioning"
-EVENT_TIME_FIELD = "hoodie.payload.event.time.field"
-MIN_EVENT_TIME_HEADER = "hoodie.log.block.min.event.time.header"
-PAYLOAD_CLASS = "hoodie.compaction.payload.class"
-TIMELINE_TIMEZONE = "hoodie.table.timeline.timezone"
-DATA_LATENCY = "hoodie.compaction.event.time.data.latency"  # ms: event-time compactions at T = now - it (ours)
+# kept for hudi_meta/index/registry.py and tests/web until they read hudi_meta.format.config_keys (issue 37)
+TIMELINE_TIMEZONE = keys.TIMELINE_TIMEZONE.name
+DATA_LATENCY = keys.DATA_LATENCY.name
 DEFAULT_PARTITION_PATH = "__HIVE_DEFAULT_PARTITION__"  # a null or empty partition value
-MERGE_MODE = "hoodie.record.merge.mode"
 HUDI_TABLE_VERSIONS = range(10)  # HoodieTableVersion ZERO..NINE
 READ_VERSIONS = {6: 1, 8: 2, 9: 2}  # the table versions read here, each with its timeline layout
 _BOOLEAN = ("TRUE", "FALSE")
@@ -62,16 +51,16 @@ _KEY_GENERATOR_TYPES = (
     "HOODIE_TABLE_METADATA", "SPARK_SQL", "SPARK_SQL_UUID", "SPARK_SQL_MERGE_INTO", "STREAMER_TEST", "USER_PROVIDED",
 )  # fmt: skip
 _CHOICES: dict[str, tuple[str, ...]] = {
-    TABLE_TYPE: (COW, MOR),
-    BASE_FILE_FORMAT: ("PARQUET", "HFILE", "ORC", "LANCE"),
-    TIMELINE_TIMEZONE: ("LOCAL", "UTC"),
-    MERGE_MODE: ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING", "CUSTOM"),
-    KEY_GENERATOR_TYPE: _KEY_GENERATOR_TYPES,
-    POPULATE_META_FIELDS: _BOOLEAN,
-    HIVE_STYLE_PARTITIONING: _BOOLEAN,
-    "hoodie.datasource.write.partitionpath.urlencode": _BOOLEAN,
-    "hoodie.datasource.write.drop.partition.columns": _BOOLEAN,
-    MIN_EVENT_TIME_HEADER: _BOOLEAN,
+    keys.TABLE_TYPE.name: (COW, MOR),
+    keys.BASE_FILE_FORMAT.name: ("PARQUET", "HFILE", "ORC", "LANCE"),
+    keys.TIMELINE_TIMEZONE.name: ("LOCAL", "UTC"),
+    keys.MERGE_MODE.name: ("COMMIT_TIME_ORDERING", "EVENT_TIME_ORDERING", "CUSTOM"),
+    keys.KEY_GENERATOR_TYPE.name: _KEY_GENERATOR_TYPES,
+    keys.POPULATE_META_FIELDS.name: _BOOLEAN,
+    keys.HIVE_STYLE_PARTITIONING.name: _BOOLEAN,
+    keys.PARTITION_PATH_URLENCODE.name: _BOOLEAN,
+    keys.DROP_PARTITION_COLUMNS.name: _BOOLEAN,
+    keys.MIN_EVENT_TIME_HEADER.name: _BOOLEAN,
 }
 
 
@@ -95,35 +84,36 @@ def check_properties(props: Mapping[str, str], path: str) -> None:
             raise refuse(key, f"{key} is {'empty' if key in props else 'missing'} (every Hudi table has it)")
         return value
 
-    required(TABLE_NAME)
+    required(keys.TABLE_NAME.name)
     if not checksum_ok(props):
-        raise refuse(CHECKSUM_KEY, f"{CHECKSUM_KEY}={_shown(props[CHECKSUM_KEY])} is not its table name's checksum")
-    required(TABLE_TYPE)
-    text = required(TABLE_VERSION)
+        checksum = keys.CHECKSUM.name
+        raise refuse(checksum, f"{checksum}={_shown(props[checksum])} is not its table name's checksum")
+    required(keys.TABLE_TYPE.name)
+    text = required(keys.TABLE_VERSION.name)
     for key, choices in _CHOICES.items():
         value = props.get(key)
-        if value is None or (key == MERGE_MODE and value == ""):
+        if value is None or (key == keys.MERGE_MODE.name and value == ""):
             continue
         if value.upper() not in choices:
             raise refuse(key, f"{key}={_shown(value)} is none of Hudi's values ({', '.join(choices)})")
-    version = java_int(text)
+    version, version_key = java_int(text), keys.TABLE_VERSION.name
     if version not in HUDI_TABLE_VERSIONS:
-        raise refuse(TABLE_VERSION, f"{TABLE_VERSION}={_shown(text)} is no Hudi table version (0 to 9)")
+        raise refuse(version_key, f"{version_key}={_shown(text)} is no Hudi table version (0 to 9)")
     if version not in READ_VERSIONS:
         raise UnsupportedTableError(
-            f"{path}: {TABLE_VERSION}={version} is not read here: hudi-meta reads table versions 6, 8 and 9 "
+            f"{path}: {version_key}={version} is not read here: hudi-meta reads table versions 6, 8 and 9 "
             "(Hudi 0.14-0.15, 1.0, 1.1); upgrade the table to one of them with Hudi"
         )
-    layout = props.get(TIMELINE_LAYOUT)
+    layout = keys.TIMELINE_LAYOUT.of(props)
     if layout is not None and java_int(layout) != READ_VERSIONS[version]:
         raise refuse(
-            TIMELINE_LAYOUT,
-            f"{TIMELINE_LAYOUT}={_shown(layout)}, but table version {version} uses timeline layout "
+            keys.TIMELINE_LAYOUT.name,
+            f"{keys.TIMELINE_LAYOUT.name}={_shown(layout)}, but table version {version} uses timeline layout "
             f"{READ_VERSIONS[version]}",
         )
-    buckets = props.get(NUM_BUCKETS)
+    buckets, buckets_key = keys.NUM_BUCKETS.of(props), keys.NUM_BUCKETS.name
     if buckets is not None and (java_int(buckets) or 0) < 1:
-        raise refuse(NUM_BUCKETS, f"{NUM_BUCKETS}={_shown(buckets)} is not a whole number of buckets")
+        raise refuse(buckets_key, f"{buckets_key}={_shown(buckets)} is not a whole number of buckets")
 
 
 _PAYLOAD_MODES = {
@@ -164,15 +154,15 @@ class TableConfig:
 
     @property
     def name(self) -> str:
-        return self.props.get(TABLE_NAME, "")
+        return keys.TABLE_NAME.of(self.props)
 
     @property
     def database(self) -> str:
-        return self.props.get("hoodie.database.name", "")
+        return keys.DATABASE_NAME.of(self.props)
 
     @property
     def table_type(self) -> str:
-        return self.props.get(TABLE_TYPE, COW).upper()
+        return keys.TABLE_TYPE.of(self.props).upper()
 
     @property
     def is_mor(self) -> bool:
@@ -180,82 +170,83 @@ class TableConfig:
 
     @property
     def version(self) -> int:
-        return int(self.props.get(TABLE_VERSION, "0"))
+        return keys.TABLE_VERSION.of(self.props)
 
     @property
     def timeline_layout(self) -> int:
         default = "2" if self.version >= 8 else "1"
-        return int(self.props.get(TIMELINE_LAYOUT, default))
+        return int(self.props.get(keys.TIMELINE_LAYOUT.name, default))  # absent: the version's own
 
     @property
     def timeline_dir(self) -> str:
         """Folder of active instants relative to `.hoodie/`."""
-        return self.props.get("hoodie.timeline.path", "timeline") if self.timeline_layout >= 2 else ""
+        return keys.TIMELINE_PATH.of(self.props) if self.timeline_layout >= 2 else ""
 
     @property
     def record_key_fields(self) -> tuple[str, ...]:
-        return _split(self.props.get("hoodie.table.recordkey.fields"))
+        return _split(keys.RECORD_KEY_FIELDS.of(self.props))
 
     @property
     def ordering_fields(self) -> tuple[str, ...]:
         """The fields that pick the merge winner (1.x `hoodie.table.ordering.fields`, 0.x precombine field)."""
-        return _split(self.props.get("hoodie.table.ordering.fields") or self.props.get("hoodie.table.precombine.field"))
+        return _split(keys.ORDERING_FIELDS.of(self.props) or keys.PRECOMBINE_FIELD.of(self.props))
 
     @property
     def partition_fields(self) -> tuple[str, ...]:
-        return _split(self.props.get("hoodie.table.partition.fields"))
+        return _split(keys.PARTITION_FIELDS.of(self.props))
 
     @property
     def base_file_format(self) -> str:
-        return self.props.get(BASE_FILE_FORMAT, "PARQUET").upper()
+        return keys.BASE_FILE_FORMAT.of(self.props).upper()
 
     @property
     def populate_meta_fields(self) -> bool:
-        return self.props.get(POPULATE_META_FIELDS, "true").lower() == "true"
+        return keys.POPULATE_META_FIELDS.of(self.props)
 
     @property
     def hive_style_partitioning(self) -> bool:
-        return self.props.get(HIVE_STYLE_PARTITIONING, "false").lower() == "true"
+        return keys.HIVE_STYLE_PARTITIONING.of(self.props)
 
     @property
     def is_complex_key(self) -> bool:
-        keygen = self.props.get("hoodie.table.keygenerator.class", "") + self.props.get(KEY_GENERATOR_TYPE, "").upper()
+        keygen = keys.KEY_GENERATOR_CLASS.of(self.props) or ""
+        keygen += (keys.KEY_GENERATOR_TYPE.of(self.props) or "").upper()
         return "Complex" in keygen or "COMPLEX" in keygen or len(self.record_key_fields) > 1
 
     @property
     def metadata_partitions(self) -> tuple[str, ...]:
         """Partitions of the Hudi metadata table; non-empty means it is enabled."""
-        return _split(self.props.get("hoodie.table.metadata.partitions"))
+        return _split(keys.METADATA_PARTITIONS.of(self.props))
 
     def refuse_without_metadata_writer(self, base_path: str, verb: str) -> None:
         """Guard for callers of the table layer: a table with a metadata table is changed only together with it
         (`hudi_meta.metadata.sync` makes the writer that keeps it in step). `verb`: "write", "roll back writes"."""
         if self.metadata_partitions:
             raise UnsupportedTableError(
-                f"{base_path} has a metadata table (hoodie.table.metadata.partitions="
+                f"{base_path} has a metadata table ({keys.METADATA_PARTITIONS.name}="
                 f"{','.join(self.metadata_partitions)}): {verb} through hudi_meta.metadata.sync, which keeps it in step"
             )
 
     @property
     def event_time_field(self) -> str | None:
         """`hoodie.payload.event.time.field`: where min event times come from (None: not declared here)."""
-        return self.props.get(EVENT_TIME_FIELD) or None
+        return keys.EVENT_TIME_FIELD.of(self.props) or None
 
     @property
     def min_event_time_header(self) -> bool:
         """Whether our writers add the MIN_EVENT_TIME block header (off by default: stock readers fail on it)."""
-        return self.props.get(MIN_EVENT_TIME_HEADER, "false").lower() == "true"
+        return keys.MIN_EVENT_TIME_HEADER.of(self.props)
 
     @property
     def num_buckets(self) -> int | None:
         """Bucket count of a BUCKET-indexed table (`hoodie.bucket.index.num.buckets`)."""
-        value = self.props.get(NUM_BUCKETS)
+        value = keys.NUM_BUCKETS.of(self.props)
         return int(value) if value else None
 
     @property
     def bucket_hash_fields(self) -> tuple[str, ...]:
         """Fields the BUCKET index hashes (`hoodie.bucket.index.hash.field`; default: the record key fields)."""
-        return _split(self.props.get("hoodie.bucket.index.hash.field")) or self.record_key_fields
+        return _split(keys.BUCKET_HASH_FIELD.of(self.props)) or self.record_key_fields
 
     def partition_path(self, values: Sequence[object]) -> str:
         """The partition path of a record with these partition field values (as the key generators build it)."""
@@ -269,30 +260,30 @@ class TableConfig:
     @property
     def timeline_timezone(self) -> dt.tzinfo:
         """The zone instant times are written in (`hoodie.table.timeline.timezone`: UTC, or Java's default LOCAL)."""
-        return timeline_zone(self.props.get(TIMELINE_TIMEZONE, "LOCAL"))
+        return timeline_zone(keys.TIMELINE_TIMEZONE.of(self.props))
 
     @property
     def payload_class(self) -> str:
         """The 0.x payload class (Java's default when the table does not name one)."""
-        return self.props.get(PAYLOAD_CLASS) or "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+        return keys.PAYLOAD_CLASS.or_default(self.props)
 
     @property
     def merge_mode(self) -> MergeMode:
         """How records merge: 1.x tables declare `hoodie.record.merge.mode`; 0.x tables follow the payload class."""
-        declared = self.props.get(MERGE_MODE, "").upper()
+        declared = (keys.MERGE_MODE.of(self.props) or "").upper()
         if self.version >= 8 and declared:
             if declared in (MergeMode.EVENT_TIME_ORDERING.value, MergeMode.COMMIT_TIME_ORDERING.value):
                 return MergeMode(declared)
             raise UnsupportedTableError(
-                f"table {self.name!r} uses {MERGE_MODE}={declared}; only EVENT_TIME_ORDERING "
+                f"table {self.name!r} uses {keys.MERGE_MODE.name}={declared}; only EVENT_TIME_ORDERING "
                 "and COMMIT_TIME_ORDERING are supported"
             )
         short = self.payload_class.rsplit(".", 1)[-1]
         mode = _PAYLOAD_MODES.get(short)
         if mode is None:
             raise UnsupportedTableError(
-                f"table {self.name!r} uses the payload class {self.payload_class} ({PAYLOAD_CLASS}); supported: "
-                + ", ".join(sorted(_PAYLOAD_MODES))
+                f"table {self.name!r} uses the payload class {self.payload_class} ({keys.PAYLOAD_CLASS.name}); "
+                "supported: " + ", ".join(sorted(_PAYLOAD_MODES))
             )
         if self.version >= 8:  # 1.x reads a 0.x payload class as the merge mode it stands for
             overwrite = mode is MergeMode.OVERWRITE_WITH_LATEST
@@ -315,5 +306,5 @@ class TableConfig:
         if self.base_file_format not in ("PARQUET",):
             raise UnsupportedTableError(
                 f"table {self.name!r} uses {self.base_file_format} base files "
-                f"(hoodie.table.base.file.format); only PARQUET is supported"
+                f"({keys.BASE_FILE_FORMAT.name}); only PARQUET is supported"
             )

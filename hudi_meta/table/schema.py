@@ -16,9 +16,9 @@ import pyarrow as pa
 
 from hudi_meta.errors import AvroSchemaError
 from hudi_meta.format.avro_arrow import arrow_schema_from_avro_json
+from hudi_meta.format.config_keys import CREATE_SCHEMA
 from hudi_meta.table.table import HudiTable
 
-CREATE_SCHEMA = "hoodie.table.create.schema"
 NO_SCHEMA_UPDATE = frozenset({"CLUSTER", "COMPACT", "INDEX", "LOG_COMPACT"})  # their commits keep the schema
 
 
@@ -52,10 +52,10 @@ def table_schema(table: HudiTable) -> TableSchema | None:
         parsed = _parsed(found[1])
         if parsed is not None:
             return TableSchema(parsed, f"schema of commit {found[0]}")
-    created = table.config.props.get(CREATE_SCHEMA, "").strip()
+    created = (CREATE_SCHEMA.of(table.config.props) or "").strip()
     parsed = _parsed(created) if created else None
     if parsed is not None:
-        return TableSchema(parsed, f"schema from {CREATE_SCHEMA}")
+        return TableSchema(parsed, f"schema from {CREATE_SCHEMA.name}")
     base = table.arrow_schema()
     if base is None:
         return None

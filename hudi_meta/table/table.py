@@ -51,13 +51,14 @@ from hudi_meta.file_group.fs_view import (
 from hudi_meta.file_group.merge.rules import MergeSpec
 from hudi_meta.file_group.reader import ReadStats, read_file_slice
 from hudi_meta.format import archived_log
+from hudi_meta.format import config_keys as keys
 from hudi_meta.format.file_names import BaseFileName, LogFileName
 from hudi_meta.format.lsm_timeline import archived_times
 from hudi_meta.format.properties import parse_properties
 from hudi_meta.format.table_service_metadata import CompactionPlan
 from hudi_meta.spelling import Spelled
 from hudi_meta.storage import Storage, storage_for
-from hudi_meta.table.config import POPULATE_META_FIELDS, TableConfig
+from hudi_meta.table.config import TableConfig
 from hudi_meta.table.times import parse_instant
 from hudi_meta.timeline.instant import WRITE_ACTIONS, Action
 from hudi_meta.timeline.timeline import Timeline, TimelineWriter, new_instant_time
@@ -236,7 +237,7 @@ class HudiTable:
     @property
     def history_path(self) -> str:
         """The LSM history of a layout-2 table's archived instants (`hoodie.timeline.history.path`)."""
-        return posixpath.join(self.timeline_path, self.config.props.get("hoodie.timeline.history.path") or "history")
+        return posixpath.join(self.timeline_path, keys.TIMELINE_HISTORY_PATH.or_default(self.config.props))
 
     @property
     def archive_path(self) -> str:
@@ -377,7 +378,7 @@ class HudiTable:
         if resolved.kind == QueryKind.INCREMENTAL and not self.config.populate_meta_fields:
             raise UnsupportedTableError(
                 f"{self.uri}: an incremental read needs each record's {COMMIT_TIME_COLUMN}, which this table does not "
-                f"write ({POPULATE_META_FIELDS}=false); read a snapshot, or time travel with --as-of, instead"
+                f"write ({keys.POPULATE_META_FIELDS.name}=false); read a snapshot, or time travel with --as-of, instead"
             )
         if resolved.kind == QueryKind.INCREMENTAL and self.config.timeline_layout >= 2:
             begin, end = resolved.begin or "", resolved.end

@@ -35,15 +35,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hudi_meta.errors import ArchivalConfigError
+from hudi_meta.format.config_keys import CLEAN_COMMITS_RETAINED, KEEP_MAX_COMMITS, KEEP_MIN_COMMITS, ConfigKey
 from hudi_meta.timeline.instant import Action
 from hudi_meta.values import JAVA_INT_MAX
 
-MIN_COMMITS_KEY = "hoodie.keep.min.commits"
-MAX_COMMITS_KEY = "hoodie.keep.max.commits"
-DEFAULT_MIN_COMMITS = 20  # HoodieArchivalConfig.MIN_COMMITS_TO_KEEP
-DEFAULT_MAX_COMMITS = 30  # HoodieArchivalConfig.MAX_COMMITS_TO_KEEP
-CLEAN_RETAINED_KEY = "hoodie.clean.commits.retained"  # Java checks min commits against it
-DEFAULT_CLEAN_RETAINED = 10
+MIN_COMMITS_KEY = KEEP_MIN_COMMITS.name  # kept for hudi_meta/cli/archive_command.py (issue 37)
+MAX_COMMITS_KEY = KEEP_MAX_COMMITS.name  # kept for hudi_meta/cli/archive_command.py (issue 37)
 
 # what Java counts against the limits on a merge-on-read table (`getCommitsTimeline`; a compaction completes as commit)
 COMMIT_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
@@ -58,15 +55,18 @@ class ArchivalSettings:
     """How many completed commits the active timeline keeps: archival starts above `max_commits` and stops at
     `min_commits` (Java refuses `max <= min`, and a `min` at or below the cleaner's retained commits)."""
 
-    min_commits: int = DEFAULT_MIN_COMMITS
-    max_commits: int = DEFAULT_MAX_COMMITS
+    min_commits: int = KEEP_MIN_COMMITS.default  # HoodieArchivalConfig.MIN_COMMITS_TO_KEEP
+    max_commits: int = KEEP_MAX_COMMITS.default  # HoodieArchivalConfig.MAX_COMMITS_TO_KEEP
 
     def __post_init__(self) -> None:
         if not 1 <= self.min_commits <= JAVA_INT_MAX:
-            raise ArchivalConfigError(f"{MIN_COMMITS_KEY} must be from 1 to {JAVA_INT_MAX}, not {self.min_commits}")
+            raise ArchivalConfigError(
+                f"{KEEP_MIN_COMMITS.name} must be from 1 to {JAVA_INT_MAX}, not {self.min_commits}"
+            )
         if not self.min_commits < self.max_commits <= JAVA_INT_MAX:
             raise ArchivalConfigError(
-                f"{MAX_COMMITS_KEY}={self.max_commits} must be greater than {MIN_COMMITS_KEY}={self.min_commits}"
+                f"{KEEP_MAX_COMMITS.name}={self.max_commits} must be greater than "
+                f"{KEEP_MIN_COMMITS.name}={self.min_commits}"
             )
 
     @classmethod
@@ -76,24 +76,25 @@ class ArchivalSettings:
         """The table's limits (hoodie.properties, Java's defaults otherwise), with the command line's over them;
         refused, as Java refuses them, when `min_commits` is not above `hoodie.clean.commits.retained`: a commit
         the cleaner still retains would leave the active timeline, and incremental reads could miss it."""
-        low = min_commits if min_commits is not None else _int_property(props, MIN_COMMITS_KEY, DEFAULT_MIN_COMMITS)
-        high = max_commits if max_commits is not None else _int_property(props, MAX_COMMITS_KEY, DEFAULT_MAX_COMMITS)
+        low = min_commits if min_commits is not None else _int_property(props, KEEP_MIN_COMMITS)
+        high = max_commits if max_commits is not None else _int_property(props, KEEP_MAX_COMMITS)
         settings = cls(low, high)
-        retained = _int_property(props, CLEAN_RETAINED_KEY, DEFAULT_CLEAN_RETAINED)
+        retained = _int_property(props, CLEAN_COMMITS_RETAINED)  # Java checks min commits against it
         if settings.min_commits <= retained:
             raise ArchivalConfigError(
-                f"{MIN_COMMITS_KEY}={settings.min_commits} must be greater than {CLEAN_RETAINED_KEY}={retained}: "
+                f"{KEEP_MIN_COMMITS.name}={settings.min_commits} must be greater than "
+                f"{CLEAN_COMMITS_RETAINED.name}={retained}: "
                 "archival would take commits the cleaner still retains, and incremental reads could miss them"
             )
         return settings
 
 
-def _int_property(props: Mapping[str, str], key: str, default: int) -> int:
-    text = props.get(key, "").strip()
+def _int_property(props: Mapping[str, str], key: ConfigKey[int]) -> int:
+    text = (key.text(props) or "").strip()
     if not text:
-        return default
+        return key.default
     if not text.isascii() or not text.lstrip("-").isdigit():
-        raise ArchivalConfigError(f"{key}={text!r} in hoodie.properties is not a whole number")
+        raise ArchivalConfigError(f"{key.name}={text!r} in hoodie.properties is not a whole number")
     return int(text)
 
 
@@ -145,7 +146,7 @@ def plan_archival(
     commits = [i for i in ordered if i.completed and i.action in COMMIT_ACTIONS]
     count = len(commits)
     if count <= settings.max_commits:
-        summary = f"{count} completed commits, not more than {MAX_COMMITS_KEY}={settings.max_commits}"
+        summary = f"{count} completed commits, not more than {KEEP_MAX_COMMITS.name}={settings.max_commits}"
         return ArchivalPlan((), None, count, summary)
     boundary = earliest_boundary(ordered, clean_retain, link_holders, metadata_compaction, bound)
     chosen = [c for c in commits if boundary is None or c.requested_time < boundary.time]
@@ -157,9 +158,9 @@ def plan_archival(
     extras = [i for i in ordered if i.completed and i.action in ARCHIVED_WITH_COMMITS and i.requested_time < newest]
     archived = tuple(sorted([*chosen, *extras], key=lambda i: i.requested_time))
     summary = (
-        f"{count} completed commits, more than {MAX_COMMITS_KEY}={settings.max_commits}: {len(chosen)} archived "
-        f"down to {count - len(chosen)} ({MIN_COMMITS_KEY}={settings.min_commits}), with {len(extras)} cleans and "
-        f"rollbacks{kept_by}"
+        f"{count} completed commits, more than {KEEP_MAX_COMMITS.name}={settings.max_commits}: {len(chosen)} "
+        f"archived down to {count - len(chosen)} ({KEEP_MIN_COMMITS.name}={settings.min_commits}), with "
+        f"{len(extras)} cleans and rollbacks{kept_by}"
     )
     return ArchivalPlan(archived, boundary, count, summary)
 

@@ -33,6 +33,13 @@ from typing import NamedTuple
 
 from hudi_meta.errors import BadValueError, CleanConfigError
 from hudi_meta.file_group.fs_view import is_committed
+from hudi_meta.format.config_keys import (
+    CLEAN_COMMITS_RETAINED,
+    CLEAN_FILE_VERSIONS_RETAINED,
+    CLEAN_HOURS_RETAINED,
+    CLEAN_POLICY,
+    ConfigKey,
+)
 from hudi_meta.spelling import Spelled
 from hudi_meta.table.times import MAX_DURATION_MS
 from hudi_meta.timeline.instant import WRITE_ACTIONS, Action, format_instant
@@ -52,13 +59,7 @@ KEEP_LATEST_FILE_VERSIONS = Policy.KEEP_LATEST_FILE_VERSIONS
 KEEP_LATEST_BY_HOURS = Policy.KEEP_LATEST_BY_HOURS
 POLICIES = tuple(Policy)
 
-POLICY_KEY = "hoodie.clean.policy"
-COMMITS_RETAINED_KEY = "hoodie.clean.commits.retained"
-FILE_VERSIONS_RETAINED_KEY = "hoodie.clean.fileversions.retained"
-HOURS_RETAINED_KEY = "hoodie.clean.hours.retained"
-DEFAULT_COMMITS_RETAINED = 10
-DEFAULT_FILE_VERSIONS_RETAINED = 3
-DEFAULT_HOURS_RETAINED = 24
+POLICY_KEY = CLEAN_POLICY.name  # kept for hudi_meta/service/config.py (issue 37)
 MAX_RETAINED = JAVA_INT_MAX  # hoodie.clean.commits.retained and hoodie.clean.fileversions.retained are Java ints
 MAX_HOURS_RETAINED = MAX_DURATION_MS // 3_600_000  # 100 years: now - H hours stays a time
 
@@ -88,15 +89,15 @@ class CleanPolicy:
     """One of Hudi's cleaning policies with its retention (only the policy's own retention is used)."""
 
     name: Policy = Policy.KEEP_LATEST_COMMITS
-    commits_retained: int = DEFAULT_COMMITS_RETAINED
-    file_versions_retained: int = DEFAULT_FILE_VERSIONS_RETAINED
-    hours_retained: int = DEFAULT_HOURS_RETAINED
+    commits_retained: int = CLEAN_COMMITS_RETAINED.default
+    file_versions_retained: int = CLEAN_FILE_VERSIONS_RETAINED.default
+    hours_retained: int = CLEAN_HOURS_RETAINED.default
 
     def __post_init__(self) -> None:
         for key, value in (
-            (COMMITS_RETAINED_KEY, self.commits_retained),
-            (FILE_VERSIONS_RETAINED_KEY, self.file_versions_retained),
-            (HOURS_RETAINED_KEY, self.hours_retained),
+            (CLEAN_COMMITS_RETAINED.name, self.commits_retained),
+            (CLEAN_FILE_VERSIONS_RETAINED.name, self.file_versions_retained),
+            (CLEAN_HOURS_RETAINED.name, self.hours_retained),
         ):
             if value < 0:
                 raise CleanConfigError(f"{key} must be at least 0, not {value}")
@@ -124,7 +125,7 @@ class CleanPolicy:
     ) -> CleanPolicy:
         """The table's policy (`hoodie.clean.*` in hoodie.properties, Hudi's defaults otherwise), with the
         command line's policy, retention (commits or file versions, by policy) and hours over it."""
-        name = policy_name(policy or props.get(POLICY_KEY) or KEEP_LATEST_COMMITS, "--policy" if policy else POLICY_KEY)
+        name = policy_name(policy or CLEAN_POLICY.or_default(props), "--policy" if policy else CLEAN_POLICY.name)
         misplaced = misplaced_retention(name, retained, hours)
         if misplaced == "retained":
             raise CleanConfigError(f"{KEEP_LATEST_BY_HOURS} keeps --hours H, not --retained N")
@@ -133,14 +134,14 @@ class CleanPolicy:
         for flag, value, most in (("--retained", retained, MAX_RETAINED), ("--hours", hours, MAX_HOURS_RETAINED)):
             if value is not None and not 0 <= value <= most:
                 raise CleanConfigError(f"{flag} must be from 0 to {most}, not {value}")
-        commits = _int_property(props, COMMITS_RETAINED_KEY, DEFAULT_COMMITS_RETAINED, MAX_RETAINED)
-        versions = _int_property(props, FILE_VERSIONS_RETAINED_KEY, DEFAULT_FILE_VERSIONS_RETAINED, MAX_RETAINED)
+        commits = _int_property(props, CLEAN_COMMITS_RETAINED, MAX_RETAINED)
+        versions = _int_property(props, CLEAN_FILE_VERSIONS_RETAINED, MAX_RETAINED)
         if retained is not None and name == KEEP_LATEST_COMMITS:
             commits = retained
         if retained is not None and name == KEEP_LATEST_FILE_VERSIONS:
             versions = retained
         if hours is None:
-            hours = _int_property(props, HOURS_RETAINED_KEY, DEFAULT_HOURS_RETAINED, MAX_HOURS_RETAINED)
+            hours = _int_property(props, CLEAN_HOURS_RETAINED, MAX_HOURS_RETAINED)
         return cls(name, commits, versions, hours)
 
 
@@ -163,17 +164,17 @@ def policy_name(text: str, source: str = "--policy") -> Policy:
         raise CleanConfigError(f"unknown clean policy {text!r} ({source}): {e}") from None
 
 
-def _int_property(props: Mapping[str, str], key: str, default: int, most: int) -> int:
+def _int_property(props: Mapping[str, str], key: ConfigKey[int], most: int) -> int:
     """A retention from hoodie.properties, read as Java reads it (`Integer.parseInt`), from 0 to `most`."""
-    text = props.get(key)
+    text = key.text(props)
     if text is None or not text.strip():
-        return default
+        return key.default
     try:
         value = int(text.strip())
     except ValueError:
-        raise CleanConfigError(f"{key}={text!r} in hoodie.properties is not a whole number") from None
+        raise CleanConfigError(f"{key.name}={text!r} in hoodie.properties is not a whole number") from None
     if not 0 <= value <= most:
-        raise CleanConfigError(f"{key}={text!r} in hoodie.properties is out of range (0 to {most})")
+        raise CleanConfigError(f"{key.name}={text!r} in hoodie.properties is out of range (0 to {most})")
     return value
 
 

@@ -17,32 +17,26 @@ import threading
 from dataclasses import dataclass
 
 from hudi_meta.errors import HeartbeatExpiredError
+from hudi_meta.format.config_keys import HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES
 from hudi_meta.storage.base import Storage
 from hudi_meta.table.times import now_ms
 from hudi_meta.timeline.instant import instant_epoch_ms
 
 HEARTBEAT_DIR = ".heartbeat"
-INTERVAL_KEY = "hoodie.client.heartbeat.interval_in_ms"
-MISSES_KEY = "hoodie.client.heartbeat.tolerable.misses"
-DEFAULT_INTERVAL_MS = 60_000  # Java's default
-DEFAULT_TOLERABLE_MISSES = 2  # Java's default
 
 
 @dataclass(frozen=True)
 class HeartbeatConfig:
-    interval_ms: int = DEFAULT_INTERVAL_MS
-    tolerable_misses: int = DEFAULT_TOLERABLE_MISSES
+    interval_ms: int = HEARTBEAT_INTERVAL_MS.default
+    tolerable_misses: int = HEARTBEAT_TOLERABLE_MISSES.default
 
     def __post_init__(self) -> None:
         if self.interval_ms <= 0 or self.tolerable_misses <= 0:
-            raise ValueError(f"{INTERVAL_KEY} and {MISSES_KEY} must be positive")
+            raise ValueError(f"{HEARTBEAT_INTERVAL_MS.name} and {HEARTBEAT_TOLERABLE_MISSES.name} must be positive")
 
     @classmethod
     def from_props(cls, props: dict[str, str]) -> HeartbeatConfig:
-        return cls(
-            int(props.get(INTERVAL_KEY, DEFAULT_INTERVAL_MS)),
-            int(props.get(MISSES_KEY, DEFAULT_TOLERABLE_MISSES)),
-        )
+        return cls(HEARTBEAT_INTERVAL_MS.of(props), HEARTBEAT_TOLERABLE_MISSES.of(props))
 
     @property
     def expiry_ms(self) -> int:

@@ -34,35 +34,32 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from hudi_meta.errors import TableLockTimeoutError
+from hudi_meta.format.config_keys import LOCK_EXPIRE_MINUTES, LOCK_FILESYSTEM_PATH, LOCK_WAIT_MS, ConfigKey
 from hudi_meta.storage.base import Storage
 from hudi_meta.table.times import now_ms
 
 LOCK_FILE = "lock"
-LOCK_PATH_KEY = "hoodie.write.lock.filesystem.path"
-EXPIRE_KEY = "hoodie.write.lock.filesystem.expire"  # minutes; 0: never
-WAIT_KEY = "hoodie.write.lock.wait_time_ms"
-DEFAULT_EXPIRE_MINUTES = 1
-DEFAULT_WAIT_MS = 60_000
 
 log = logging.getLogger(__name__)
 _held = threading.local()  # .paths: the lock files this thread holds
 
 
 def lock_path(meta_path: str, props: Mapping[str, str]) -> str:
-    directory = props.get(LOCK_PATH_KEY) or meta_path
+    directory = LOCK_FILESYSTEM_PATH.of(props) or meta_path
     return posixpath.join(directory, LOCK_FILE)
 
 
-def _number(props: Mapping[str, str], key: str, default: int) -> int:
-    text = props.get(key, "").strip()
-    return int(text) if text.isascii() and text.isdigit() else default
+def _number(props: Mapping[str, str], key: ConfigKey[int]) -> int:
+    """The key's whole number, else its default (a text that is not one too)."""
+    text = (key.text(props) or "").strip()
+    return int(text) if text.isascii() and text.isdigit() else key.default
 
 
 @contextmanager
 def table_lock(storage: Storage, meta_path: str, props: Mapping[str, str], what: str) -> Iterator[None]:
     """Hold the table lock for `what` (named in the lock file and in the error when it cannot be had)."""
-    expire_ms = _number(props, EXPIRE_KEY, DEFAULT_EXPIRE_MINUTES) * 60_000
-    with file_lock(storage, lock_path(meta_path, props), what, expire_ms, _number(props, WAIT_KEY, DEFAULT_WAIT_MS)):
+    expire_ms = _number(props, LOCK_EXPIRE_MINUTES) * 60_000
+    with file_lock(storage, lock_path(meta_path, props), what, expire_ms, _number(props, LOCK_WAIT_MS)):
         yield
 
 
@@ -71,7 +68,7 @@ def run_lock(storage: Storage, path: str, props: Mapping[str, str], what: str) -
     """Hold lock file `path` for a long section (a compaction run) or refuse at once: it expires as the table lock
     does (`hoodie.write.lock.filesystem.expire`), so a background thread rewrites it every third of that while the
     section runs; a holder killed on another host stops renewing it, and the lock is taken over after the expiry."""
-    expire_ms = _number(props, EXPIRE_KEY, DEFAULT_EXPIRE_MINUTES) * 60_000
+    expire_ms = _number(props, LOCK_EXPIRE_MINUTES) * 60_000
     with file_lock(storage, path, what, expire_ms, wait_ms=0, renew=bool(expire_ms)):
         yield
 

@@ -43,7 +43,8 @@ import pyarrow.parquet as pq
 from hudi_meta.crash_points import CrashPoints
 from hudi_meta.errors import HeartbeatExpiredError, HudiMetaError, UnsupportedTableError, WriteConflictError
 from hudi_meta.file_group.record_keys import drop_soft_deleted, record_key_array
-from hudi_meta.format.avro_arrow import arrow_to_avro_record
+from hudi_meta.format import config_keys as keys
+from hudi_meta.format.avro_arrow import table_record_schema
 from hudi_meta.format.block_content import DeleteRecord
 from hudi_meta.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_meta.format.file_names import UNKNOWN_WRITE_TOKEN, BaseFileName, LogFileName
@@ -62,7 +63,7 @@ from hudi_meta.format.table_service_metadata import RollbackMetadata
 from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
 from hudi_meta.table import bucket_index
-from hudi_meta.table.config import COW, EVENT_TIME_FIELD, MIN_EVENT_TIME_HEADER, MOR, TableConfig
+from hudi_meta.table.config import COW, MOR, TableConfig
 from hudi_meta.table.event_time import min_max_epoch_ms
 from hudi_meta.table.schema import latest_commit_schema
 from hudi_meta.table.table import AUX_DIR, META_DIR, PROPERTIES, HudiTable
@@ -123,18 +124,18 @@ def create_table(
     storage, base_path = storage_for(uri, options)
     complex_key = len(record_key_fields) > 1 or len(partition_fields) > 1
     props = {
-        "hoodie.table.name": name,
-        "hoodie.database.name": database,
-        "hoodie.table.type": table_type,
-        "hoodie.table.version": str(version),
-        "hoodie.archivelog.folder": "archived",
-        "hoodie.table.recordkey.fields": ",".join(record_key_fields),
-        "hoodie.table.partition.fields": ",".join(partition_fields),
-        "hoodie.table.base.file.format": "PARQUET",
-        "hoodie.populate.meta.fields": "true",
-        "hoodie.datasource.write.hive_style_partitioning": str(hive_style_partitioning).lower(),
-        "hoodie.datasource.write.partitionpath.urlencode": "false",
-        "hoodie.table.keygenerator.class": "org.apache.hudi.keygen."
+        keys.TABLE_NAME.name: name,
+        keys.DATABASE_NAME.name: database,
+        keys.TABLE_TYPE.name: table_type,
+        keys.TABLE_VERSION.name: str(version),
+        keys.ARCHIVELOG_FOLDER.name: "archived",
+        keys.RECORD_KEY_FIELDS.name: ",".join(record_key_fields),
+        keys.PARTITION_FIELDS.name: ",".join(partition_fields),
+        keys.BASE_FILE_FORMAT.name: "PARQUET",
+        keys.POPULATE_META_FIELDS.name: "true",
+        keys.HIVE_STYLE_PARTITIONING.name: str(hive_style_partitioning).lower(),
+        keys.PARTITION_PATH_URLENCODE.name: "false",
+        keys.KEY_GENERATOR_CLASS.name: "org.apache.hudi.keygen."
         + (
             "ComplexKeyGenerator"
             if complex_key
@@ -142,23 +143,23 @@ def create_table(
             if partition_fields
             else "NonpartitionedKeyGenerator"
         ),
-        "hoodie.table.timeline.timezone": "UTC",  # our instant times are UTC (Java's default is LOCAL)
+        keys.TIMELINE_TIMEZONE.name: "UTC",  # our instant times are UTC (Java's default is LOCAL)
     }
     if version == 6:
-        props["hoodie.timeline.layout.version"] = "1"
-        props["hoodie.compaction.payload.class"] = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+        props[keys.TIMELINE_LAYOUT.name] = "1"
+        props[keys.PAYLOAD_CLASS.name] = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
         if ordering_field:
-            props["hoodie.table.precombine.field"] = ordering_field
+            props[keys.PRECOMBINE_FIELD.name] = ordering_field
     else:
         props.update(_one_x_props(version, ordering_field, complex_key, bool(partition_fields)))
     if event_time_field:
-        props[EVENT_TIME_FIELD] = event_time_field
+        props[keys.EVENT_TIME_FIELD.name] = event_time_field
     if buckets is not None:
-        props[bucket_index.INDEX_TYPE] = "BUCKET"
-        props[bucket_index.NUM_BUCKETS] = str(buckets)
-        props[bucket_index.HASH_FIELD] = ",".join(record_key_fields)
+        props[keys.INDEX_TYPE.name] = "BUCKET"
+        props[keys.NUM_BUCKETS.name] = str(buckets)
+        props[keys.BUCKET_HASH_FIELD.name] = ",".join(record_key_fields)
     if min_event_time_header:
-        props[MIN_EVENT_TIME_HEADER] = "true"
+        props[keys.MIN_EVENT_TIME_HEADER.name] = "true"
     props.update(extra_props or {})
     meta = posixpath.join(base_path, META_DIR)
     storage.makedirs(posixpath.join(meta, AUX_DIR))
@@ -175,21 +176,21 @@ def _one_x_props(version: int, ordering_field: str | None, complex_key: bool, pa
     the key generator type; version 8 still names the payload class. The metadata table stays off (no
     `hoodie.table.metadata.partitions`)."""
     props = {
-        "hoodie.table.initial.version": str(version),
-        "hoodie.timeline.layout.version": "2",
-        "hoodie.timeline.path": "timeline",
-        "hoodie.timeline.history.path": "history",
-        "hoodie.table.keygenerator.type": "COMPLEX" if complex_key else "SIMPLE" if partitioned else "NON_PARTITION",
-        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING" if ordering_field else "COMMIT_TIME_ORDERING",
-        "hoodie.record.merge.strategy.id": EVENT_TIME_MERGE_STRATEGY if ordering_field else COMMIT_TIME_MERGE_STRATEGY,
+        keys.TABLE_INITIAL_VERSION.name: str(version),
+        keys.TIMELINE_LAYOUT.name: "2",
+        keys.TIMELINE_PATH.name: "timeline",
+        keys.TIMELINE_HISTORY_PATH.name: "history",
+        keys.KEY_GENERATOR_TYPE.name: "COMPLEX" if complex_key else "SIMPLE" if partitioned else "NON_PARTITION",
+        keys.MERGE_MODE.name: "EVENT_TIME_ORDERING" if ordering_field else "COMMIT_TIME_ORDERING",
+        keys.MERGE_STRATEGY_ID.name: EVENT_TIME_MERGE_STRATEGY if ordering_field else COMMIT_TIME_MERGE_STRATEGY,
     }
     if version == 8:
         payload = "DefaultHoodieRecordPayload" if ordering_field else "OverwriteWithLatestAvroPayload"
-        props["hoodie.compaction.payload.class"] = f"org.apache.hudi.common.model.{payload}"
+        props[keys.PAYLOAD_CLASS.name] = f"org.apache.hudi.common.model.{payload}"
         if ordering_field:
-            props["hoodie.table.precombine.field"] = ordering_field
+            props[keys.PRECOMBINE_FIELD.name] = ordering_field
     elif ordering_field:
-        props["hoodie.table.ordering.fields"] = ordering_field
+        props[keys.ORDERING_FIELDS.name] = ordering_field
     return props
 
 
@@ -275,8 +276,7 @@ class WriteContext:
     def avro_schema(self, schema: pa.Schema, meta: bool = True) -> str:
         if not meta:
             schema = pa.schema([f for f in schema if f.name not in META_COLUMNS])
-        name = self.config.name
-        return json.dumps(arrow_to_avro_record(schema, f"{name}_record", f"hoodie.{name}"))
+        return json.dumps(table_record_schema(schema, self.config.name))
 
 
 def _ensure_partition(ctx: WriteContext, storage: Storage, partition: str) -> str:

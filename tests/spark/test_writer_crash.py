@@ -17,15 +17,18 @@ from hudi_meta.spark.compat import arrow_dataframe
 from pyspark.sql import SparkSession
 
 from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate, write_batches
+from hudi_meta.format.config_keys import HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES
 from hudi_meta.format.properties import format_properties, parse_properties, with_checksum
 from hudi_meta.table.table import HudiTable
 from hudi_meta.timeline.instant import Action
 from hudi_meta.write.failed_writes import rollback_failed_writes
-from hudi_meta.write.heartbeat import INTERVAL_KEY, MISSES_KEY
 from tests.spark.model import Model, rows_of
 from tests.spark.test_writer import hudi_rs
 
-HEARTBEAT_PROPS = {INTERVAL_KEY: "500", MISSES_KEY: "4"}  # expired after 2 s (Java: interval * misses)
+HEARTBEAT_PROPS = {
+    HEARTBEAT_INTERVAL_MS.name: "500",
+    HEARTBEAT_TOLERABLE_MISSES.name: "4",
+}  # expired after 2 s (Java: interval * misses)
 EXPIRY_S = 2.0
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from hudi_meta.table.schema import CREATE_SCHEMA, nested_field, table_schema
+from hudi_meta.format.config_keys import CREATE_SCHEMA
+from hudi_meta.table.schema import nested_field, table_schema
 from hudi_meta.table.table import HudiTable
 from hudi_meta.write.writer import META_COLUMNS
 from tests.compaction.core import CoreTable, rows
@@ -30,7 +31,7 @@ def test_every_fixture_table_has_the_columns_hudi_rs_resolves(archive: Path, fix
 def test_a_table_without_commits_takes_its_create_schema(fixture_table: Any) -> None:
     archive = next(a for a in table_zips() if table_id(a) == "sample_table/cow/v8_empty")
     found = table_schema(HudiTable.open(str(fixture_table(archive))))
-    assert found is not None and found.source == f"schema from {CREATE_SCHEMA}"
+    assert found is not None and found.source == f"schema from {CREATE_SCHEMA.name}"
     assert found.schema.names == ["id", "name", "isActive"]  # the fixture's hoodie.table.create.schema
 
 

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from hudi_meta.errors import TableLockTimeoutError
+from hudi_meta.format.config_keys import LOCK_WAIT_MS
 from hudi_meta.storage import storage_for
 from hudi_meta.storage.base import Storage
-from hudi_meta.write.lock import WAIT_KEY, file_lock, table_lock
+from hudi_meta.write.lock import file_lock, table_lock
 
-SHORT_WAIT = {WAIT_KEY: "300"}
+SHORT_WAIT = {LOCK_WAIT_MS.name: "300"}
 
 
 def _owner(host: str, pid: int) -> str:

@@ -11,13 +11,13 @@ from hudi import HudiTable as RsTable
 
 from hudi_meta.errors import BadValueError, InstantExistsError, UnsupportedTableError
 from hudi_meta.format.block_content import DeleteRecord
+from hudi_meta.format.config_keys import HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES
 from hudi_meta.format.log_block import HeaderKey
 from hudi_meta.format.log_reader import read_blocks
 from hudi_meta.metadata.integrity import MetadataTableDamagedError
 from hudi_meta.metadata.sync import write_client
 from hudi_meta.table.table import HudiTable
 from hudi_meta.write.failed_writes import rollback_failed_write
-from hudi_meta.write.heartbeat import INTERVAL_KEY, MISSES_KEY
 from hudi_meta.write.writer import WriteClient, append_to_file_group, create_table, write_new_file_group
 
 COLUMNS = ["id", "ts", "amount", "region"]
@@ -45,7 +45,7 @@ def hudi_rs_rows(path: Path, query: str) -> list[dict[str, object]]:
 
 
 # Short heartbeats, so a test's dead writer expires in a fraction of a second (Java's rule: interval * misses).
-HEARTBEAT_PROPS = {INTERVAL_KEY: "100", MISSES_KEY: "2"}
+HEARTBEAT_PROPS = {HEARTBEAT_INTERVAL_MS.name: "100", HEARTBEAT_TOLERABLE_MISSES.name: "2"}
 EXPIRY_S = 0.2
 
 
