@@ -219,7 +219,7 @@ def check_writable(table: HudiTable) -> None:
     (its bucket count set; no other index type or bucket engine named), of a version hudi-meta writes, with
     Parquet base files and a merge mode it merges by, and no metadata table partition it cannot keep in step."""
     config = table.config
-    index = (keys.INDEX_TYPE.of(config.props) or "BUCKET").upper()  # absent: a table hudi-meta created (BUCKET)
+    index = config.props.get(keys.INDEX_TYPE.name, "BUCKET").upper()  # absent: as a table hudi-meta created
     engine = keys.BUCKET_ENGINE.of(config.props).upper()
     unlike = (
         f"a {config.table_type} table"
