@@ -48,7 +48,7 @@ from hudi_meta.timeline.instant import Action, instant_epoch_ms
 from hudi_meta.values import ascii_integer
 from hudi_meta.write.lock import table_lock
 
-DATA_LATENCY_KEY = keys.DATA_LATENCY.name  # kept for hudi_meta/service/config.py (issue 37)
+DATA_LATENCY_KEY = keys.DATA_LATENCY.name  # kept for hudi_meta/service/config.py until it reads the registry (issue 37)
 log = logging.getLogger(__name__)
 
 

@@ -21,10 +21,11 @@ from typing import Any
 
 from hudi_meta.check.index_drift import check_table
 from hudi_meta.clean.run import run_clean
-from hudi_meta.compaction.schedule import DATA_LATENCY_KEY, ScheduleRequest, schedule_compaction
+from hudi_meta.compaction.schedule import ScheduleRequest, schedule_compaction
 from hudi_meta.demo.event_stream import StreamSpec, create_events_table, generate
 from hudi_meta.demo.local_servers import metastore
 from hudi_meta.errors import HudiMetaError
+from hudi_meta.format.config_keys import DATA_LATENCY
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.indexer import Indexer
@@ -150,7 +151,7 @@ def _write(spark: Any, path: str, batches: int, rows: int) -> dict[tuple[str, in
         f"{format_duration_ms(DATA_LATENCY_MS)}): an event stream of the last half hour, written by Spark",
         flush=True,
     )
-    latency = {DATA_LATENCY_KEY: str(DATA_LATENCY_MS)}  # the table's own data latency: schedules and the UI use it
+    latency = {DATA_LATENCY.name: str(DATA_LATENCY_MS)}  # the table's own data latency: schedules and the UI use it
     create_events_table(path, buckets=2, version=CURRENT_VERSION, metadata_table=True, extra_props=latency)
     spec = StreamSpec(
         batches=batches,

@@ -15,7 +15,6 @@ from hudi_meta.freshness import Freshness
 from hudi_meta.table.times import format_time_ms
 
 # the names below are the registry's (format/config_keys.py); this module publishes them
-PREFIX = keys.RO_EVENT_TIME_PREFIX
 THRESHOLD = keys.RO_THRESHOLD.name
 THRESHOLD_MS = keys.RO_THRESHOLD_MS.name
 WATERMARK = keys.RO_WATERMARK.name

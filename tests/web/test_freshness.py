@@ -12,11 +12,11 @@ from flask.testing import FlaskClient
 from hudi_meta.web import create_app
 from hudi_meta.web.freshness import Compaction, Point, Status, Write, history_points, judge
 
+from hudi_meta.format.config_keys import DATA_LATENCY
 from hudi_meta.index.db import make_engine
 from hudi_meta.index.indexer import Indexer
 from hudi_meta.index.migrate import upgrade
 from hudi_meta.index.registry import table_id_of
-from hudi_meta.table.config import DATA_LATENCY
 from hudi_meta.table.times import now_ms
 from tests.compaction.core import CoreTable
 from tests.web.conftest import HOUR_MS, FreshStore, UiStore, now_rows
@@ -109,7 +109,7 @@ def test_the_tables_own_data_latency_comes_first(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 's.db'}"
     upgrade(url)
     engine = make_engine(url)
-    t = CoreTable(tmp_path / "t", name="own", version=9, props={DATA_LATENCY: str(10 * 60_000)})
+    t = CoreTable(tmp_path / "t", name="own", version=9, props={DATA_LATENCY.name: str(10 * 60_000)})
     t.write(now_rows(("a", now_ms() - 3 * HOUR_MS)))
     t.write(now_rows(("b", now_ms() - 2 * HOUR_MS)))
     t.compact(engine, now_ms() - HOUR_MS)
