@@ -37,6 +37,7 @@ from hudi_meta.index.run_stats import IndexRunStats
 from hudi_meta.index.store import open_store, store_label
 from hudi_meta.metrics import table_metric_values
 from hudi_meta.progress import Report, silent
+from hudi_meta.sync.hive_schema import Layout, TableStrategy
 from hudi_meta.sync.hive_sync import SyncReport
 from hudi_meta.sync.recorded import SyncTarget, sync_recorded
 from hudi_meta.table.metadata_table import listing_through_metadata
@@ -260,10 +261,18 @@ class Table:
         timeout_s: float = 30.0,
         as_datasource: bool = True,
         dry_run: bool = False,
+        skip_ro_suffix: bool | None = None,
+        sync_strategy: TableStrategy | str | None = None,
     ) -> SyncReport:
         """Publish the read-optimized freshness into a Hive metastore (`mode` "hms": Thrift at `uri`;
-        "hiveserver2": SQL) as the RO and RT tables' properties; `dry_run` says what would change."""
-        target = SyncTarget(mode, uri, database, name, timeout_s, as_datasource=as_datasource)
+        "hiveserver2": SQL) as the RO and RT tables' properties; `dry_run` says what would change. The tables are
+        the registrations found under HiveSyncTool's names; `skip_ro_suffix` and `sync_strategy` (RO, RT, ALL: its
+        `hoodie.datasource.hive_sync.skip_ro_suffix` and `.table.strategy`) name the tables to register instead."""
+        layout = None
+        if skip_ro_suffix is not None or sync_strategy is not None:
+            strategy = TableStrategy.parse(sync_strategy or "all", "sync strategy")
+            layout = Layout(bool(skip_ro_suffix), strategy)
+        target = SyncTarget(mode, uri, database, name, timeout_s, as_datasource=as_datasource, layout=layout)
         target.validate()  # before anything is read
         return sync_recorded(self.engine, self._open(), target, dry_run)
 

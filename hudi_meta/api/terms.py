@@ -26,6 +26,7 @@ from hudi_meta.index.store import open_store
 from hudi_meta.progress import Report, silent
 from hudi_meta.spelling import Spelled, fold
 from hudi_meta.sync.catalog import HIVE_EXTRA, MODES
+from hudi_meta.sync.hive_schema import TableStrategy
 from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S, SyncTarget
 from hudi_meta.table.bucket_index import DEFAULT_BUCKETS, MAX_BUCKETS
 from hudi_meta.table.table import Query, QueryKind
@@ -44,6 +45,8 @@ from hudi_meta.write.clean_plan import MAX_HOURS_RETAINED, MAX_RETAINED, Policy
 from hudi_meta.write.file_actions import FileAction
 from hudi_meta.write.writer import CURRENT_VERSION, WRITE_VERSIONS
 
+SYNC_STRATEGIES = tuple(TableStrategy.spellings())  # HiveSyncTool's --sync-strategy values, for argparse
+
 __all__ = [
     "CURRENT_VERSION",
     "DB_ENV",
@@ -61,6 +64,7 @@ __all__ = [
     "MIN_COMMITS_KEY",
     "MIN_TIMEOUT_S",
     "MODES",
+    "SYNC_STRATEGIES",
     "WRITE_VERSIONS",
     "ArchiveReport",
     "CompactionOperation",

@@ -1,8 +1,10 @@
 """`sync TABLE --mode hms|hiveserver2 --uri URI`: publish the RO freshness into a catalog (docs/catalog-and-freshness.md
 section 3).
 
-The table is indexed first and its freshness computed from the store (as `freshness` does); then `<name>_ro` and
-`<name>_rt` are registered if missing, given the partitions they lack, and our properties where they changed.
+The table is indexed first and its freshness computed from the store (as `freshness` does); then the table's
+registrations (found under HiveSyncTool's names; none: `<name>_ro` and `<name>_rt`, or as `--skip-ro-suffix` and
+`--sync-strategy` say) are registered if missing, their partitions brought in step, and our properties set where
+they changed.
 `--dry-run` prints what would change and writes nothing.
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from hudi_meta.api import MAX_TIMEOUT_S, MIN_TIMEOUT_S, MODES, SyncTarget, open_table
+from hudi_meta.api import MAX_TIMEOUT_S, MIN_TIMEOUT_S, MODES, SYNC_STRATEGIES, SyncTarget, open_table
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, arg_type
 from hudi_meta.cli.output import write_json
 from hudi_meta.values import parse_identifier, parse_seconds
@@ -28,7 +30,23 @@ def add_commands(sub: Subparsers) -> None:
         "--database", type=IDENTIFIER, help="database (default: the table's hoodie.database.name, else default)"
     )
     cmd.add_argument(
-        "--table", dest="name", type=IDENTIFIER, help="register as NAME_ro and NAME_rt (default: hoodie.table.name)"
+        "--table",
+        dest="name",
+        type=IDENTIFIER,
+        help="the catalog name (default: hoodie.table.name): NAME_ro and NAME_rt by default",
+    )
+    cmd.add_argument(
+        "--skip-ro-suffix",
+        action="store_true",
+        default=None,
+        help="register the read-optimized view as NAME, not NAME_ro (HiveSyncTool's skip_ro_suffix)",
+    )
+    cmd.add_argument(
+        "--sync-strategy",
+        type=str.lower,
+        choices=SYNC_STRATEGIES,
+        help="the views to register: ro or rt (as NAME), all (default) (hoodie.datasource.hive_sync.table.strategy); "
+        "without it or --skip-ro-suffix, the registrations found are used, whatever layout made them",
     )
     cmd.add_argument("--timeout", type=TIMEOUT, default=30.0, help="seconds to wait for each catalog call")
     cmd.add_argument(
@@ -54,6 +72,8 @@ def sync_command(args: argparse.Namespace) -> int:
             args.timeout,
             as_datasource=not args.no_sync_as_datasource,
             dry_run=args.dry_run,
+            skip_ro_suffix=args.skip_ro_suffix,
+            sync_strategy=args.sync_strategy,
         )
     if args.json:
         write_json([report.as_dict()])

@@ -52,6 +52,8 @@ clean_retained = 10         # commits or file versions, by policy (default: hood
 sync = true                 # publish to [catalog] (default: true when there is a [catalog], else false)
 sync_database = "default"   # default: [catalog].database, else the table's hoodie.database.name
 sync_name = "events"        # default: hoodie.table.name
+# skip_ro_suffix = true     # HiveSyncTool's layout: the read-optimized view as NAME (default: the registrations found)
+# sync_strategy = "RO"      # RO | RT | ALL: the views to register (hoodie.datasource.hive_sync.table.strategy)
 storage_options = { endpoint_url = "https://s3.example", key = "...", secret = "..." }  # fsspec (s3fs) options
 ```
 """
@@ -73,6 +75,7 @@ from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.spelling import Spelled, closest
 from hudi_meta.storage.factory import normalize_uri
 from hudi_meta.sync.catalog import SyncMode
+from hudi_meta.sync.hive_schema import TableStrategy
 from hudi_meta.sync.recorded import MAX_TIMEOUT_S, MIN_TIMEOUT_S
 from hudi_meta.table.table import HudiTable
 from hudi_meta.table.times import parse_duration_ms
@@ -123,6 +126,8 @@ KEYS: dict[str, tuple[str, ...]] = {
         "sync",
         "sync_database",
         "sync_name",
+        "skip_ro_suffix",
+        "sync_strategy",
     ),
 }
 
@@ -177,6 +182,8 @@ class TableSettings:
     sync: bool = True
     sync_database: str | None = None
     sync_name: str | None = None
+    skip_ro_suffix: bool | None = None  # None with sync_strategy None: the registrations found (sync_table)
+    sync_strategy: TableStrategy | None = None
     storage_options: dict[str, object] = field(default_factory=dict)  # fsspec options (credentials): never shown
 
     def open(self) -> HudiTable:
@@ -462,6 +469,8 @@ def _table(s: _Section, check: bool, has_catalog: bool) -> TableSettings:
         sync=bool(s.get("sync", bool, has_catalog)),
         sync_database=s.text("sync_database"),
         sync_name=s.text("sync_name"),
+        skip_ro_suffix=s.get("skip_ro_suffix", bool, None),
+        sync_strategy=s.spelled("sync_strategy", TableStrategy, None),
         storage_options=dict(options or {}),
     )
     if check and settings.event_time_field:

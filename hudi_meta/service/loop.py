@@ -264,7 +264,15 @@ class Service:
     def _sync(self, s: TableSettings) -> StepResult:
         c = self.config.catalog
         assert c is not None
-        report = self._api(s).sync(c.mode, c.uri, s.sync_database or c.database, s.sync_name, c.timeout_s)
+        report = self._api(s).sync(
+            c.mode,
+            c.uri,
+            s.sync_database or c.database,
+            s.sync_name,
+            c.timeout_s,
+            skip_ro_suffix=s.skip_ro_suffix,
+            sync_strategy=s.sync_strategy,
+        )
         return StepResult(StepOutcome.OK, {"changes": len(report.actions)})
 
 

@@ -16,6 +16,7 @@ from hudi_meta.index.freshness_inputs import indexed_freshness
 from hudi_meta.index.registry import table_id_of
 from hudi_meta.index.sync_runs import SyncRun, record_sync_run
 from hudi_meta.sync.catalog import SyncMode, catalog_address, open_catalog
+from hudi_meta.sync.hive_schema import Layout
 from hudi_meta.sync.hive_sync import SyncReport, sync_table
 from hudi_meta.table.table import HudiTable
 from hudi_meta.values import parse_identifier, shown
@@ -26,7 +27,8 @@ MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.001, 3600.0  # a catalog call's timeout: Thrift
 @dataclass(frozen=True)
 class SyncTarget:
     """Where and how to publish: the catalog (mode, URI), the database and name to register under (None: the
-    table's own), the timeout of each catalog call, and whether to register Spark's datasource properties."""
+    table's own), the timeout of each catalog call, whether to register Spark's datasource properties, and the
+    layout of HiveSyncTool's names (`hive_schema.Layout`; None: the registrations found, else the default)."""
 
     mode: SyncMode | str  # any `SyncMode` spelling; a `SyncMode` once made
     uri: str
@@ -34,6 +36,7 @@ class SyncTarget:
     name: str | None = None
     timeout_s: float = 30.0
     as_datasource: bool = True
+    layout: Layout | None = None  # HiveSyncTool's naming; None: the registrations found, else the default
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", SyncMode.parse(self.mode, "sync mode"))
@@ -67,7 +70,9 @@ def sync_recorded(engine: Engine, table: HudiTable, target: SyncTarget, dry_run:
     try:
         catalog = open_catalog(target.mode, target.uri, timeout_s=target.timeout_s)
         try:
-            report = sync_table(catalog, table, fresh, target.database, target.name, dry_run, target.as_datasource)
+            report = sync_table(
+                catalog, table, fresh, target.database, target.name, dry_run, target.as_datasource, target.layout
+            )
         finally:
             catalog.close()
         outcome, changes = "ok", len(report.actions)

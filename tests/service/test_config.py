@@ -10,6 +10,7 @@ import pytest
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import ConfigError
 from hudi_meta.service.config import load_config
+from hudi_meta.sync.hive_schema import TableStrategy
 from tests.cli.helpers import cli
 from tests.compaction.core import CoreTable, rows
 
@@ -112,6 +113,11 @@ def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         False,
         Trigger.EVENT_TIME,
     )
+    assert (a.skip_ro_suffix, a.sync_strategy, b.skip_ro_suffix, b.sync_strategy) == (None, None, None, None)
+    layout = load_config(
+        write(root, FULL.replace('sync_name = "events_a"', 'skip_ro_suffix = true\nsync_strategy = "RO"'))
+    )
+    assert (layout.tables[0].skip_ro_suffix, layout.tables[0].sync_strategy) == (True, TableStrategy.RO)
     monkeypatch.setenv("HUDI_META_UI_TOKEN", "from-the-environment")
     assert load_config(write(root, FULL)).ui.token == "from-the-environment"
 
@@ -150,6 +156,8 @@ def test_a_full_file(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (('clean_policy = "keep_latest_file_versions"', 'clean_policy = "KEEP_ALL"'), "tables[0].clean_policy:"),
         (("clean_retained = 2", "clean_retained = -1"), "tables[0].clean_retained: expected a whole number from 0"),
         (('sync_name = "events_a"', 'sync_name = "a;b"'), "tables[0].sync_name: use letters, digits"),
+        (('sync_name = "events_a"', 'sync_strategy = "BOTH"'), "tables[0].sync_strategy: expected one of ro, rt, all"),
+        (('sync_name = "events_a"', 'skip_ro_suffix = "yes"'), "tables[0].skip_ro_suffix: expected true or false"),
         (('path = "{root}/b"', 'path = "{root}/a"'), "tables[1].path: the same table as tables[0]"),
         (('path = "{root}/b"', 'path = "{root}/nope"'), "tables[1].path: {root}/nope is not a Hudi table"),
         (('[[tables]]\npath = "{root}/b"\n', "[[tables]]\n"), "tables[1].path: required"),

@@ -35,6 +35,31 @@ def test_sync_prints_what_it_did_then_that_nothing_changed(engine: Engine, tmp_p
     assert second.stdout.strip() == f"{db}.events_ro, {db}.events_rt: up to date (nothing written)"
 
 
+@pytest.mark.slow
+def test_hive_sync_tools_layout_options(engine: Engine, tmp_path: Path, metastore_uri: str) -> None:
+    """`--skip-ro-suffix` registers the read-optimized view as NAME (HiveSyncTool's skip_ro_suffix); a later sync
+    without it finds that layout and publishes there, creating no NAME_ro; `--sync-strategy RT` (Hudi's spelling)
+    registers the snapshot view alone as NAME."""
+    t, instant = compacted_table(tmp_path / "t", engine)
+    db = "cli_" + uuid.uuid4().hex[:10]
+    args = ["--db", str(engine.url), "sync", t.path, "--mode", "hms", "--uri", metastore_uri, "--database", db]
+    first = cli(*args, "--table", "events", "--skip-ro-suffix")
+    assert first.returncode == 0, first.stderr
+    assert {f"did create_table {db}.events", f"did create_table {db}.events_rt"} <= set(first.stdout.splitlines())
+    ro = raw_table(metastore_uri, db, "events")
+    assert ro.sd.inputFormat == "org.apache.hudi.hadoop.HoodieParquetInputFormat"
+    assert ro.parameters["hoodie.ro.event.time.compaction.instant"] == instant
+    again = cli(*args, "--table", "events")
+    assert (
+        again.returncode == 0 and again.stdout.strip() == f"{db}.events, {db}.events_rt: up to date (nothing written)"
+    )
+    rt = cli(*args, "--table", "snap", "--sync-strategy", "RT")
+    assert rt.returncode == 0, rt.stderr
+    assert raw_table(metastore_uri, db, "snap").sd.inputFormat.endswith("HoodieParquetRealtimeInputFormat")
+    with pytest.raises(Exception, match="NoSuchObject|not exist"):
+        raw_table(metastore_uri, db, "events_ro")
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -43,6 +68,7 @@ def test_sync_prints_what_it_did_then_that_nothing_changed(engine: Engine, tmp_p
         (["--mode", "hms", "--uri", "thrift://127.0.0.1:99999"], "a port from 1 to 65535"),
         (["--mode", "hms", "--uri", "thrift://127.0.0.1:1", "--database", "a;b"], "argument --database: use letters"),
         (["--mode", "hms", "--uri", "thrift://127.0.0.1:1", "--timeout", "0"], "expected seconds from 0.001 to 3600"),
+        (["--mode", "hms", "--uri", "thrift://127.0.0.1:1", "--sync-strategy", "both"], "invalid choice: 'both'"),
     ],
 )
 def test_bad_arguments_get_one_line(engine: Engine, tmp_path: Path, extra: list[str], message: str) -> None:
