@@ -175,6 +175,10 @@ class CleanConfigError(HudiMetaError):
     """A clean policy or retention that Hudi would refuse (unknown policy, negative or non-numeric retention)."""
 
 
+class CleanParameterError(CleanConfigError, ParameterError):
+    """A clean's policy or retention as the caller gave it (`policy`, `retained`, `hours`), refused naming them."""
+
+
 class ArchivalConfigError(HudiMetaError):
     """Archival limits Hudi would refuse (`hoodie.keep.max.commits` not above `hoodie.keep.min.commits`, or that
     not above `hoodie.clean.commits.retained`)."""

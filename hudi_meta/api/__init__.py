@@ -29,7 +29,8 @@ from hudi_meta.api.store import TableMetrics, init_store, store_exists, store_na
 from hudi_meta.api.table import CompactionSummary, Registration, Table, compaction_summary, open_table
 from hudi_meta.api.terms import *  # noqa: F403 (the words front ends read and print with: `terms.__all__`)
 from hudi_meta.api.terms import __all__ as _terms
-from hudi_meta.api.values import Duration, Moment, as_duration_ms, as_time_ms, check_query
+from hudi_meta.api.values import Duration, Moment, as_duration_ms, as_time_ms
+from hudi_meta.table.table import check_query
 
 __all__ = [
     "SHOWN",

@@ -17,7 +17,7 @@ from hudi_meta.api import admin
 from hudi_meta.api.admin import AdminReport, ArchiveOutcome, IndexRefresh
 from hudi_meta.api.show import rows_from_files, rows_from_index
 from hudi_meta.api.store import TableMetrics, store_exists
-from hudi_meta.api.values import Duration, Moment, as_duration_ms, as_time_ms, check_query, check_retention
+from hudi_meta.api.values import Duration, Moment, as_duration_ms, as_time_ms
 from hudi_meta.check.index_drift import CheckReport, check_table
 from hudi_meta.clean.run import CleanOutcome, check_cleanable, run_clean
 from hudi_meta.compaction.admin import Validation
@@ -236,8 +236,7 @@ class Table:
         else keep the latest 10 commits) that never deletes a file a live link shows."""
         table = self._open()
         name = policy.value if isinstance(policy, Policy) else policy
-        check_retention(table.config.props, name, retained, hours)  # refused naming this method's parameters
-        clean_policy = CleanPolicy.from_properties(table.config.props, name, retained, hours)
+        clean_policy = CleanPolicy.from_properties(table.config.props, name, retained, hours)  # refused naming them
         check_cleanable(table)
         return run_clean(self.engine, table, clean_policy, dry_run=dry_run, progress=progress)
 
@@ -408,8 +407,8 @@ class Table:
 
 def _query(kind: str, begin: str | None, end: str | None, as_of: str | None) -> Query:
     """The query a caller names: a `QueryKind` in any of its spellings (`read_optimized` too), with the arguments
-    it takes (`check_query`: refused naming the parameters)."""
-    return Query(check_query(kind, begin, end, as_of), begin=begin, end=end, as_of=as_of)
+    it takes (`table.check_query`: refused naming the parameters)."""
+    return Query(kind, begin=begin, end=end, as_of=as_of)
 
 
 def open_table(uri: str, store: str | Engine | None = None, storage_options: Mapping[str, Any] | None = None) -> Table:

@@ -32,8 +32,8 @@ import pyarrow.parquet as pq
 
 from hudi_meta.errors import (
     CorruptFileError,
-    HudiMetaError,
     NotAHudiTableError,
+    ParameterError,
     TableNotFoundError,
     UnsupportedTableError,
 )
@@ -82,6 +82,36 @@ class QueryKind(Spelled):
         return {"read_optimized": "ro"}  # `time_travel` folds to `time-travel` by itself
 
 
+# the arguments each query kind takes, and the one it needs (snapshot and ro take none)
+QUERY_ARGUMENTS: dict[QueryKind, tuple[tuple[str, ...], str]] = {
+    QueryKind.INCREMENTAL: (("begin", "end"), "begin"),
+    QueryKind.TIME_TRAVEL: (("as_of",), "as_of"),
+}
+
+
+def check_query(kind: QueryKind | str, begin: str | None, end: str | None, as_of: str | None) -> QueryKind:
+    """The query kind a caller names (any `QueryKind` spelling, `read_optimized` too), refused in one line
+    naming the parameters when they do not go with it: an incremental query reads (`begin`, `end`], a
+    time-travel query the table `as_of` an instant, the others neither."""
+    query = QueryKind.parse(kind, "query")
+    takes, needs = QUERY_ARGUMENTS.get(query, ((), ""))
+    given = {"begin": begin, "end": end, "as_of": as_of}
+    article = "an" if query == QueryKind.INCREMENTAL else "a"
+    if needs and given[needs] is None:
+        raise ParameterError(f"{article} {query} query needs {{{needs}}} (a time or an instant)", needs)
+    if any(value and name not in takes for name, value in given.items()):
+        others = _listed([n for n in given if n not in takes], "or")
+        what = f"{_listed(list(takes), 'and')}, not {others}" if takes else f"no {others}"
+        raise ParameterError(f"{article} {query} query takes {what}", *given)
+    return query
+
+
+def _listed(names: list[str], last: str) -> str:
+    """`{a}, {b} or {c}`: placeholders for `ParameterError`."""
+    marked = [f"{{{n}}}" for n in names]
+    return marked[0] if len(marked) == 1 else f"{', '.join(marked[:-1])} {last} {marked[-1]}"
+
+
 @dataclass(frozen=True)
 class Query:
     """A read: snapshot, read-optimized (ro), incremental over (begin, end], or time travel as of an instant."""
@@ -97,17 +127,7 @@ class Query:
     first_active: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", QueryKind.parse(self.kind, "query"))
-        if self.kind == QueryKind.INCREMENTAL and self.begin is None:
-            raise HudiMetaError("an incremental query needs --begin (a time or an instant)")
-        if self.kind == QueryKind.TIME_TRAVEL and self.as_of is None:
-            raise HudiMetaError("a time-travel query needs --as-of (a time or an instant)")
-        if self.kind not in (QueryKind.INCREMENTAL, QueryKind.TIME_TRAVEL) and (self.begin or self.end or self.as_of):
-            raise HudiMetaError(f"a {self.kind} query takes no --begin, --end or --as-of")
-        if self.kind == QueryKind.TIME_TRAVEL and (self.begin or self.end):
-            raise HudiMetaError("a time-travel query takes --as-of, not --begin or --end")
-        if self.kind == QueryKind.INCREMENTAL and self.as_of:
-            raise HudiMetaError("an incremental query takes --begin and --end, not --as-of")
+        object.__setattr__(self, "kind", check_query(self.kind, self.begin, self.end, self.as_of))
 
     @classmethod
     def of(cls, query: Query | QueryKind | str) -> Query:
@@ -121,7 +141,7 @@ class Query:
 
         resolved = Query(self.kind, instant(self.begin), instant(self.end), instant(self.as_of))
         if resolved.begin and resolved.end and resolved.end < resolved.begin:
-            raise HudiMetaError(f"--end {self.end} is before --begin {self.begin}")
+            raise ParameterError(f"{{end}} {self.end} is before {{begin}} {self.begin}", "end", "begin")
         return resolved
 
     @property

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from hudi_meta.errors import BadValueError, CleanConfigError
+from hudi_meta.errors import BadValueError, CleanConfigError, CleanParameterError
 from hudi_meta.file_group.fs_view import is_committed
 from hudi_meta.format.config_keys import (
     CLEAN_COMMITS_RETAINED,
@@ -125,15 +125,19 @@ class CleanPolicy:
     ) -> CleanPolicy:
         """The table's policy (`hoodie.clean.*` in hoodie.properties, Hudi's defaults otherwise), with the
         command line's policy, retention (commits or file versions, by policy) and hours over it."""
-        name = policy_name(policy or CLEAN_POLICY.or_default(props), "--policy" if policy else CLEAN_POLICY.name)
+        name = policy_name(policy) if policy else policy_name(CLEAN_POLICY.or_default(props), CLEAN_POLICY.name)
         misplaced = misplaced_retention(name, retained, hours)
         if misplaced == "retained":
-            raise CleanConfigError(f"{KEEP_LATEST_BY_HOURS} keeps --hours H, not --retained N")
+            raise CleanParameterError(
+                f"{KEEP_LATEST_BY_HOURS} keeps {{hours}} H, not {{retained}} N", "hours", "retained"
+            )
         if misplaced == "hours":
-            raise CleanConfigError(f"--hours is for {KEEP_LATEST_BY_HOURS}; {name} takes --retained N")
-        for flag, value, most in (("--retained", retained, MAX_RETAINED), ("--hours", hours, MAX_HOURS_RETAINED)):
+            raise CleanParameterError(
+                f"{{hours}} is for {KEEP_LATEST_BY_HOURS}; {name} takes {{retained}} N", "hours", "retained"
+            )
+        for parameter, value, most in (("retained", retained, MAX_RETAINED), ("hours", hours, MAX_HOURS_RETAINED)):
             if value is not None and not 0 <= value <= most:
-                raise CleanConfigError(f"{flag} must be from 0 to {most}, not {value}")
+                raise CleanParameterError(f"{{{parameter}}} must be from 0 to {most}, not {value}", parameter)
         commits = _int_property(props, CLEAN_COMMITS_RETAINED, MAX_RETAINED)
         versions = _int_property(props, CLEAN_FILE_VERSIONS_RETAINED, MAX_RETAINED)
         if retained is not None and name == KEEP_LATEST_COMMITS:
@@ -155,13 +159,16 @@ def misplaced_retention(policy: str, retained: int | None, hours: int | None) ->
     return None
 
 
-def policy_name(text: str, source: str = "--policy") -> Policy:
+def policy_name(text: str, source: str | None = None) -> Policy:
     """A clean policy in any of its spellings (`keep-latest-commits`, Hudi's `KEEP_LATEST_COMMITS`); `source` says
-    where the name came from."""
+    where the name came from (None: the caller's parameter `policy`)."""
     try:
         return Policy.parse(text)
     except BadValueError as e:
-        raise CleanConfigError(f"unknown clean policy {text!r} ({source}): {e}") from None
+        if source is not None:
+            raise CleanConfigError(f"unknown clean policy {text!r} ({source}): {e}") from None
+        quoted, reason = (str(x).replace("{", "{{").replace("}", "}}") for x in (repr(text), e))  # literal text
+        raise CleanParameterError(f"unknown clean policy {quoted} ({{policy}}): {reason}", "policy") from None
 
 
 def _int_property(props: Mapping[str, str], key: ConfigKey[int], most: int) -> int:

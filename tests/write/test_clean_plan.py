@@ -367,10 +367,10 @@ def test_policy_from_properties_and_overrides() -> None:
         ({"hoodie.clean.policy": "nope"}, {}, "hoodie.clean.policy"),
         ({}, {"retained": -1}, "from 0 to 2147483647"),
         ({}, {"retained": 2**31}, "from 0 to 2147483647"),
-        ({}, {"policy": "keep-latest-by-hours", "hours": 876001}, "--hours must be from 0 to 876000"),
+        ({}, {"policy": "keep-latest-by-hours", "hours": 876001}, "hours must be from 0 to 876000"),
         ({"hoodie.clean.hours.retained": "2147483647", "hoodie.clean.policy": "KEEP_LATEST_BY_HOURS"}, {}, "range"),
-        ({}, {"policy": "keep-latest-by-hours", "retained": 2}, "--hours H"),
-        ({}, {"hours": 2}, "--hours is for"),
+        ({}, {"policy": "keep-latest-by-hours", "retained": 2}, "hours H, not retained N"),
+        ({}, {"hours": 2}, "hours is for"),
         ({"hoodie.clean.commits.retained": "ten"}, {}, "not a whole number"),
     ]
     for p, kw, message in bad:
