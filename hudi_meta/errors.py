@@ -146,8 +146,8 @@ class PlanTakenBackError(HudiMetaError):
         self.report = report
 
 
-class CompletedCompactionError(HudiMetaError):
-    """A completed compaction is rolled back only when asked for explicitly."""
+class CompletedCompactionError(ParameterError):
+    """A completed compaction is rolled back only when asked for explicitly (`completed_compaction`)."""
 
 
 class CleanedDataError(HudiMetaError):

@@ -234,7 +234,7 @@ def _dry_run(engine: Engine, table: HudiTable, policy: CleanPolicy, now_ms: int 
         for _, path in planned_paths(plan) if plan is not None else ():
             full = posixpath.join(table.base_path, path)
             link = table.storage.supports_symlinks and table.storage.link_target(full) is not None
-            reason = f"pending clean {instant.requested_time}: finished first by --execute"
+            reason = f"pending clean {instant.requested_time}: finished first when a clean is executed"
             reports.append(FileReport(instant.requested_time, DELETE_LINK if link else DELETE_FILE, path, reason))
             seen.add(path)
     _, result = plan_table_clean(engine, table, policy, now_ms)

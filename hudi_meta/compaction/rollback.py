@@ -132,14 +132,14 @@ def _refuse_unless_rollable(
             raise HudiMetaError(f"{target} is a {state.action}, not a compaction")
         if state.state == State.REQUESTED and not never_ran:
             raise HudiMetaError(
-                f"compaction {target} is only requested (it never ran): take it back with "
-                f"`hudi-meta compaction unschedule {table.base_path} {target}`"
+                f"compaction {target} is only requested (it never ran): unschedule it instead (nothing to roll back)"
             )
     is_completed = state is not None and state.is_completed
     if is_completed and not completed:
         raise CompletedCompactionError(
             f"compaction {target} is completed: rolling it back deletes its base files and moves the published "
-            "freshness back to the compaction before it; pass --completed-compaction to do that"
+            "freshness back to the compaction before it; pass {completed_compaction} to do that",
+            "completed_compaction",
         )
     refuse_pending_writes(table, f"rolling back compaction {target}")
     return is_completed

@@ -428,8 +428,8 @@ def event_time_field(table: HudiTable, plan: CompactionPlan, instant: str) -> st
     if field_name is None and (THRESHOLD_PARAM in params or is_exact(plan)):
         raise HudiMetaError(
             f"compaction {instant} has a threshold but no event-time field (neither its plan nor "
-            f"hoodie.properties names one): unschedule it and schedule again after `hudi-meta index TABLE "
-            f"--event-time-field F`"
+            f"hoodie.properties names one): unschedule it, index the table with an event-time field, and "
+            f"schedule again"
         )
     return field_name
 

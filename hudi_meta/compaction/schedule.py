@@ -27,7 +27,7 @@ from hudi_meta.compaction.strategies import (
     plan_operations,
 )
 from hudi_meta.compaction.triggers import Trigger
-from hudi_meta.errors import BadValueError, HudiMetaError, LimitError, WriteInProgressError
+from hudi_meta.errors import BadValueError, HudiMetaError, LimitError, ParameterError, WriteInProgressError
 from hudi_meta.format import config_keys as keys
 from hudi_meta.format.config_keys import ConfigKey
 from hudi_meta.format.links import THRESHOLD_PARAM, LinkMode, is_exact, plan_link_mode
@@ -228,7 +228,9 @@ def _threshold(request: ScheduleRequest, table: HudiTable, now_ms: int) -> int |
         if latency is None:
             raise HudiMetaError(f"{keys.DATA_LATENCY.name}={text_value!r} in hoodie.properties is not a number of ms")
     if latency is None:
-        raise HudiMetaError("an event-time compaction needs --threshold T or --data-latency D")
+        raise ParameterError(
+            "an event-time compaction needs {threshold} T or {data_latency} D", "threshold", "data_latency"
+        )
     return now_ms - latency
 
 
@@ -238,9 +240,10 @@ def refuse_moving_back(conn: Connection, table_id: int, threshold: int) -> None:
     (docs/event-time.md section 7)."""
     now = freshness(completed_compactions(conn, table_id), pending_blocks(conn, table_id), 0)
     if now.watermark_ms is not None and threshold < now.watermark_ms:
-        raise HudiMetaError(
+        raise ParameterError(
             f"an exact compaction at {format_time_ms(threshold)} would move the read-optimized view back before its "
-            f"watermark {format_time_ms(now.watermark_ms)}: schedule at or after it, or without --exact"
+            f"watermark {format_time_ms(now.watermark_ms)}: schedule at or after it, or without {{exact}}",
+            "exact",
         )
 
 
@@ -342,7 +345,8 @@ def schedule_compaction(
     now_ms = now_ms if now_ms is not None else current_ms()
     request.validate(now_ms)
     if request.mode is LinkMode.SYMLINK and not table.storage.supports_symlinks:
-        raise HudiMetaError(f"{table.base_path} is on a store without symlinks: use --mode copy")
+        base = table.base_path.replace("{", "{{").replace("}", "}}")
+        raise ParameterError(f"{base} is on a store without symlinks: use {{mode}} copy", "mode")
     threshold = _threshold(request, table, now_ms)
     if threshold is not None:
         check_threshold(threshold, now_ms)
@@ -356,8 +360,8 @@ def schedule_compaction(
         event_time_field = event_time_field_of(engine, table_id)  # the one the index measured blocks by
         if request.strategy is Strategy.EVENT_TIME and event_time_field is None:
             raise HudiMetaError(
-                f"{table.base_path} has no event-time field: register one with "
-                f"`hudi-meta register TABLE --event-time-field F` (or set {keys.EVENT_TIME_FIELD.name})"
+                f"{table.base_path} has no event-time field: register the table with one (the record field of "
+                f"its event time), or set {keys.EVENT_TIME_FIELD.name}"
             )
         result = _schedule_indexed(engine, table, table_id, request, threshold, event_time_field, indexed, now_ms)
         if result is not None:

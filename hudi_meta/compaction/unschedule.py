@@ -56,8 +56,8 @@ def unschedule_compaction(table: HudiTable, instant: str, dry_run: bool = True) 
             raise HudiMetaError(f"{instant} is a {state.action}, not a compaction")
         if state.is_completed:
             raise HudiMetaError(
-                f"compaction {instant} is completed: unschedule takes back pending plans only; roll it back with "
-                f"`hudi-meta rollback {table.base_path} {instant} --completed-compaction`"
+                f"compaction {instant} is completed: unschedule takes back pending plans only; roll it back as a "
+                "completed compaction instead"
             )
         if state.state == State.REQUESTED and not _renames_under_metadata_table(table, instant):
             return _unschedule_requested(table, instant, dry_run)

@@ -99,7 +99,7 @@ def sync_table(
     database = database or table.config.database or "default"
     name = name or table.config.name
     if not name:
-        raise HudiMetaError(f"{table.base_path} has no hoodie.table.name: pass --table NAME")
+        raise HudiMetaError(f"{table.base_path} has no hoodie.table.name: give the catalog table a name")
     partitions = {fg.partition for fg in table.file_groups()}
     wanted, partition_list = sync_definitions(
         table_schema(table),

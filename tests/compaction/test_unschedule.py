@@ -201,7 +201,7 @@ def test_refused_with_nothing_written(engine: Engine, tmp_path: Path) -> None:
     writing.commit()
     unschedule_compaction(t.table, instant, dry_run=False)
     done = t.compact(engine, at(10))
-    with pytest.raises(HudiMetaError, match=f"compaction {done} is completed.*--completed-compaction"):
+    with pytest.raises(HudiMetaError, match=f"compaction {done} is completed.*roll it back as a completed compaction"):
         unschedule_compaction(t.table, done, dry_run=False)
 
 

@@ -152,7 +152,7 @@ def test_index_compact_and_read_a_table_by_its_uri(
         == (place.uri.removeprefix("file://") if place.kind != "memory" else table.uri)
     )
     if not table.storage.supports_symlinks:
-        with pytest.raises(HudiMetaError, match="without symlinks: use --mode copy"):
+        with pytest.raises(HudiMetaError, match="without symlinks: use mode copy"):
             schedule_compaction(engine, table, ScheduleRequest(threshold_ms=at(100), mode=LinkMode.SYMLINK))
     result = schedule_compaction(engine, table, ScheduleRequest(threshold_ms=at(100), mode=LinkMode.COPY, exact=exact))
     assert result.instant is not None and result.plan is not None
