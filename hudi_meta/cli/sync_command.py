@@ -39,14 +39,15 @@ def add_commands(sub: Subparsers) -> None:
         "--skip-ro-suffix",
         action="store_true",
         default=None,
-        help="register the read-optimized view as NAME, not NAME_ro (HiveSyncTool's skip_ro_suffix)",
+        help="register the read-optimized view as NAME, not NAME_ro (HiveSyncTool's skip_ro_suffix) (default: the "
+        "registrations found, else NAME_ro)",
     )
     cmd.add_argument(
         "--sync-strategy",
         type=str.lower,
         choices=SYNC_STRATEGIES,
-        help="the views to register: ro or rt (as NAME), all (default) (hoodie.datasource.hive_sync.table.strategy); "
-        "without it or --skip-ro-suffix, the registrations found are used, whatever layout made them",
+        help="the views to register: ro or rt (as NAME), or all (hoodie.datasource.hive_sync.table.strategy) "
+        "(default: the registrations found, whatever layout made them, else all)",
     )
     cmd.add_argument("--timeout", type=TIMEOUT, default=30.0, help="seconds to wait for each catalog call")
     cmd.add_argument(
