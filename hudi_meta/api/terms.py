@@ -19,6 +19,7 @@ from hudi_meta.compaction.schedule import (
 )
 from hudi_meta.compaction.strategies import Strategy
 from hudi_meta.compaction.triggers import Trigger
+from hudi_meta.format.config_keys import KEEP_MAX_COMMITS, KEEP_MIN_COMMITS
 from hudi_meta.format.links import LinkMode
 from hudi_meta.format.table_service_metadata import CompactionOperation
 from hudi_meta.index.db import DB_ENV
@@ -39,7 +40,6 @@ from hudi_meta.table.times import (
     parse_point,
     parse_time_ms,
 )
-from hudi_meta.timeline.archival_plan import MAX_COMMITS_KEY, MIN_COMMITS_KEY
 from hudi_meta.write.archival import ArchiveReport
 from hudi_meta.write.clean_plan import MAX_HOURS_RETAINED, MAX_RETAINED, Policy
 from hudi_meta.write.file_actions import FileAction
@@ -54,14 +54,14 @@ __all__ = [
     "HIVE_EXTRA",
     "LOG_FILE_SIZE_THRESHOLD",
     "MAX_BUCKETS",
-    "MAX_COMMITS_KEY",
+    "KEEP_MAX_COMMITS",
     "MAX_DELTA_COMMITS",
     "MAX_DELTA_SECONDS",
     "MAX_HOURS_RETAINED",
     "MAX_RETAINED",
     "MAX_TIMEOUT_S",
     "MAX_TIME_MS",
-    "MIN_COMMITS_KEY",
+    "KEEP_MIN_COMMITS",
     "MIN_TIMEOUT_S",
     "MODES",
     "SYNC_STRATEGIES",

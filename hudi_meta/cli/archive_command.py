@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hudi_meta.api import MAX_COMMITS_KEY, MIN_COMMITS_KEY, ArchiveReport, open_table
+from hudi_meta.api import KEEP_MAX_COMMITS, KEEP_MIN_COMMITS, ArchiveReport, open_table
 from hudi_meta.cli.common import TEXT, Subparsers, add_command, warn_if_not_refreshed, whole
 from hudi_meta.cli.output import write_json, write_table
 from hudi_meta.values import JAVA_INT_MAX
@@ -26,12 +26,12 @@ def add_commands(sub: Subparsers) -> None:
     archive.add_argument(
         "--min-commits",
         type=whole(1, JAVA_INT_MAX),
-        help=f"completed commits the active timeline keeps (default: {MIN_COMMITS_KEY}, else 20)",
+        help=f"completed commits the active timeline keeps (default: {KEEP_MIN_COMMITS.name}, else 20)",
     )
     archive.add_argument(
         "--max-commits",
         type=whole(2, JAVA_INT_MAX),
-        help=f"completed commits above which archival runs (default: {MAX_COMMITS_KEY}, else 30)",
+        help=f"completed commits above which archival runs (default: {KEEP_MAX_COMMITS.name}, else 30)",
     )
     archive.add_argument(
         "--execute", action="store_true", help="write the history (or archived log) and delete the archived instants"

@@ -158,7 +158,7 @@ def validate_compaction(table: HudiTable, instant: str) -> Validation:
             "pending_write",
             instant_path(table, i),
             f"{i.action} {i.requested_time} is still {i.state.value} and older than the plan: the run waits for it "
-            f"(roll it back with `hudi-meta rollback` if its writer died)",
+            "(roll it back if its writer died)",
             None,
         )
         for i in older

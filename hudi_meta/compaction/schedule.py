@@ -48,7 +48,6 @@ from hudi_meta.timeline.instant import Action, instant_epoch_ms
 from hudi_meta.values import ascii_integer
 from hudi_meta.write.lock import table_lock
 
-DATA_LATENCY_KEY = keys.DATA_LATENCY.name  # kept for hudi_meta/service/config.py until it reads the registry (issue 37)
 log = logging.getLogger(__name__)
 
 
@@ -426,7 +425,7 @@ def _schedule_indexed(
                     operations = plan_operations(slices, strategy)
                     achieved = achieved_threshold(slices, operations, strategy.threshold_ms)
                 if achieved.threshold_ms is None:
-                    see = f"see `hudi-meta show blocks {table.base_path}`"
+                    see = "the table's log blocks show which"
                     raise HudiMetaError(f"cannot guarantee a threshold: {achieved.reason} ({see})")
                 threshold = achieved.threshold_ms
                 # the plan records what it achieves

@@ -470,8 +470,7 @@ def refuse_pending_writes(table: HudiTable, what: str) -> None:
         first = pending[0]
         raise HudiMetaError(
             f"{first.action} {first.requested_time} is still {first.state.value} on {table.base_path}: stop the "
-            f"writers before {what} (roll back a failed write with `hudi-meta rollback {table.base_path} "
-            f"{first.requested_time}`)"
+            f"writers before {what} (a failed write: roll back {first.requested_time} first)"
         )
 
 

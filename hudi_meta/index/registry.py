@@ -8,11 +8,11 @@ import logging
 
 from sqlalchemy import Engine, select, update
 
+from hudi_meta.format import config_keys as keys
 from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.index.log_file_summary import refresh_summaries
 from hudi_meta.index.models import hudi_table, log_block_table
 from hudi_meta.index.sql import insert_ignore
-from hudi_meta.table.config import DATA_LATENCY, TIMELINE_TIMEZONE
 from hudi_meta.table.table import HudiTable
 from hudi_meta.values import ascii_integer
 
@@ -72,8 +72,8 @@ def _options(table: HudiTable) -> str:
     instant times are written in (`hoodie.table.timeline.timezone`, Java's default LOCAL) and its data latency
     (`hoodie.compaction.event.time.data.latency` in ms; None when unset or not a number)."""
     props = table.config.props
-    zone = props.get(TIMELINE_TIMEZONE, "LOCAL").upper()
-    latency = ascii_integer(props.get(DATA_LATENCY, "").strip())
+    zone = keys.TIMELINE_TIMEZONE.of(props).upper()
+    latency = ascii_integer((keys.DATA_LATENCY.text(props) or "").strip())
     return json.dumps(
         {
             "metadata_partitions": list(table.config.metadata_partitions),

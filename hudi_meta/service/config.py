@@ -67,9 +67,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hudi_meta.compaction.schedule import DATA_LATENCY_KEY, MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, Limit, ScheduleRequest
+from hudi_meta.compaction.schedule import MAX_DELTA_COMMITS, MAX_DELTA_SECONDS, Limit, ScheduleRequest
 from hudi_meta.compaction.triggers import Trigger
 from hudi_meta.errors import CleanConfigError, ConfigError, HudiMetaError, LimitError, first_line
+from hudi_meta.format import config_keys as keys
 from hudi_meta.format.links import LinkMode
 from hudi_meta.index.event_time_source import check_event_time_field
 from hudi_meta.spelling import Spelled, closest
@@ -84,7 +85,6 @@ from hudi_meta.write.clean_plan import (
     KEEP_LATEST_BY_HOURS,
     MAX_HOURS_RETAINED,
     MAX_RETAINED,
-    POLICY_KEY,
     CleanPolicy,
     Policy,
     misplaced_retention,
@@ -449,8 +449,8 @@ def _table(s: _Section, check: bool, has_catalog: bool) -> TableSettings:
         s.fail("storage_options", "expected a table of text, numbers and booleans")
     props = _properties(s, path, options or {}) if check else {}
     latency = s.text("data_latency")
-    if check and latency is None and DATA_LATENCY_KEY not in props:
-        s.fail("data_latency", f"required: the table sets no {DATA_LATENCY_KEY} (give a duration such as 30m)")
+    if check and latency is None and keys.DATA_LATENCY.text(props) is None:
+        s.fail("data_latency", f"required: the table sets no {keys.DATA_LATENCY.name} (give a duration such as 30m)")
     policy = s.spelled("clean_policy", Policy, None)
     settings = TableSettings(
         path=str(Path(path).expanduser().resolve()) if "://" not in path else normalize_uri(path),
@@ -523,7 +523,8 @@ def _check_clean(s: _Section, t: TableSettings, props: dict[str, str]) -> None:
     except CleanConfigError as e:  # the table's policy or retention in hoodie.properties
         s.fail("clean_policy", str(e))
         raise  # unreachable: fail raises
-    of = "" if policy is not None else f" (the table's {POLICY_KEY})" if POLICY_KEY in props else " (the default)"
+    key = keys.CLEAN_POLICY.name
+    of = "" if policy is not None else f" (the table's {key})" if key in props else " (the default)"
     misplaced = misplaced_retention(name, t.clean_retained, t.clean_hours)
     if misplaced == "hours":
         s.fail("clean_hours", f"is for {KEEP_LATEST_BY_HOURS}; the policy is {name}{of}, which keeps clean_retained")

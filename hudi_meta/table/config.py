@@ -37,8 +37,6 @@ from hudi_meta.format.properties import checksum_ok, java_int
 MOR = "MERGE_ON_READ"
 COW = "COPY_ON_WRITE"
 # kept for hudi_meta/index/registry.py until it reads hudi_meta.format.config_keys (issue 37)
-TIMELINE_TIMEZONE = keys.TIMELINE_TIMEZONE.name
-DATA_LATENCY = keys.DATA_LATENCY.name
 DEFAULT_PARTITION_PATH = "__HIVE_DEFAULT_PARTITION__"  # a null or empty partition value
 HUDI_TABLE_VERSIONS = range(10)  # HoodieTableVersion ZERO..NINE
 READ_VERSIONS = {6: 1, 8: 2, 9: 2}  # the table versions read here, each with its timeline layout

@@ -398,7 +398,7 @@ class HudiTable:
         if resolved.kind == QueryKind.INCREMENTAL and not self.config.populate_meta_fields:
             raise UnsupportedTableError(
                 f"{self.uri}: an incremental read needs each record's {COMMIT_TIME_COLUMN}, which this table does not "
-                f"write ({keys.POPULATE_META_FIELDS.name}=false); read a snapshot, or time travel with --as-of, instead"
+                f"write ({keys.POPULATE_META_FIELDS.name}=false); read a snapshot, or travel in time, instead"
             )
         if resolved.kind == QueryKind.INCREMENTAL and self.config.timeline_layout >= 2:
             begin, end = resolved.begin or "", resolved.end

@@ -40,8 +40,6 @@ from hudi_meta.timeline.instant import Action
 from hudi_meta.values import JAVA_INT_MAX
 
 # kept for hudi_meta/api/terms.py, which hands them to the CLI's help (issue 37)
-MIN_COMMITS_KEY = KEEP_MIN_COMMITS.name
-MAX_COMMITS_KEY = KEEP_MAX_COMMITS.name
 
 # what Java counts against the limits on a merge-on-read table (`getCommitsTimeline`; a compaction completes as commit)
 COMMIT_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})

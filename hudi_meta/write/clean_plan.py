@@ -59,7 +59,6 @@ KEEP_LATEST_FILE_VERSIONS = Policy.KEEP_LATEST_FILE_VERSIONS
 KEEP_LATEST_BY_HOURS = Policy.KEEP_LATEST_BY_HOURS
 POLICIES = tuple(Policy)
 
-POLICY_KEY = CLEAN_POLICY.name  # kept for hudi_meta/api/values.py and service/config.py (issue 37)
 MAX_RETAINED = JAVA_INT_MAX  # hoodie.clean.commits.retained and hoodie.clean.fileversions.retained are Java ints
 MAX_HOURS_RETAINED = MAX_DURATION_MS // 3_600_000  # 100 years: now - H hours stays a time
 

@@ -45,7 +45,7 @@ def test_an_incremental_read_without_meta_fields_is_refused(
     assert out.code == 2 and out.stdout == ""
     assert out.stderr.strip() == (
         f"hudi-meta: error: {base_path}: an incremental read needs each record's _hoodie_commit_time, which this "
-        "table does not write (hoodie.populate.meta.fields=false); read a snapshot, or time travel with --as-of, "
+        "table does not write (hoodie.populate.meta.fields=false); read a snapshot, or travel in time, "
         "instead"
     )
     table = HudiTable.open(str(base_path))  # the API refuses too, before planning or reading a slice
