@@ -71,7 +71,7 @@ class Freshness:
     late_records_at_most: int  # late_records when known, else a bound: counted records plus uncounted blocks'
     latest_late_instant: str | None
 
-    def as_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 

@@ -61,7 +61,7 @@ def test_index_schedule_run_freshness_read_clean_check(tmp_path: Path) -> None:
         assert done_clean.instant is not None and done_clean.deleted > 0
         assert table.read("snapshot").num_rows == 3  # the clean kept the log file the link shows
         report = table.check()
-        assert report.clean, [f.line() for f in report.findings]
+        assert report.clean, [str(f) for f in report.findings]
 
 
 def test_bad_values_raise_one_error_naming_the_argument(tmp_path: Path) -> None:

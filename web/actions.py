@@ -50,7 +50,7 @@ def _api(table: HudiTable) -> Table:
 
 def _scheduled(table: HudiTable, request_: ScheduleRequest) -> dict[str, Any]:
     result = _api(table).schedule(request_)
-    return {**result.row(), "message": result.message()}
+    return {**result.to_dict(), "message": str(result)}
 
 
 def _run(body: Body) -> Run:
@@ -72,7 +72,7 @@ def _ran(table: HudiTable, instant: str | None) -> dict[str, Any]:
         "message": f"completed compaction {summary.instant}: {len(stats)} base files written "
         f"({summary.records_written} records, {summary.bytes_written} bytes), {summary.log_files_compacted} log "
         f"files merged, {summary.links} kept as links or copies, in {format_duration_ms(summary.duration_ms)}",
-        **summary.as_dict(),
+        **summary.to_dict(),
         "files": [
             {"partition": s.partition_path, "path": s.path, "records": s.num_writes, "bytes": s.total_write_bytes}
             for s in stats
@@ -108,7 +108,7 @@ def _synced(table: HudiTable, target: SyncTarget) -> dict[str, Any]:
     report = _api(table).sync(t.mode, t.uri, t.database, t.name, t.timeout_s, t.as_datasource)
     changes = len(report.actions)
     message = f"synced {', '.join(report.tables)}: {changes} changes" if changes else "catalog up to date"
-    return {"message": message, **report.as_dict()}
+    return {"message": message, **report.to_dict()}
 
 
 # each action: the fields it takes, and what checks them (before its table is opened) into a run

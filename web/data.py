@@ -43,7 +43,7 @@ def table_summary(table: TableRow, state: TableState, verdict: Verdict) -> dict[
         "threshold_ms": f.threshold_ms,
         "watermark_ms": f.watermark_ms,
         "lag_ms": f.lag_ms,
-        "freshness": verdict.as_dict(),
+        "freshness": verdict.to_dict(),
         "exact": f.exact,
         "compaction_instant": f.compaction_instant,
         "pending_plans": table.pending_plans,
@@ -79,7 +79,7 @@ def sorted_summaries(
 def freshness_data(state: TableState) -> dict[str, Any]:
     h = state.histogram
     return {
-        **state.freshness.as_dict(),
+        **state.freshness.to_dict(),
         "histogram": {
             "start_ms": h.start_ms if h.records else None,
             "bin_ms": h.width_ms if h.records else None,

@@ -57,7 +57,7 @@ class Verdict:
     limit_ms: int | None  # the lag up to which the table is on time (2 D)
     last_compaction_ms: int | None  # when the newest event-time compaction completed
 
-    def as_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "status": self.status.value,
             "data_latency_ms": self.data_latency_ms,

@@ -62,7 +62,7 @@ class AdminReport:
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per file: the instant, then the action's (operation, source, target, done, error)."""
-        return [{"instant": self.instant, **a.row()} for a in self.actions]
+        return [{"instant": self.instant, **a.to_dict()} for a in self.actions]
 
 
 @dataclass(frozen=True)

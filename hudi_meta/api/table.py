@@ -70,7 +70,7 @@ class CompactionSummary:
     links: int  # log files after T kept in the new slices as links or copies
     duration_ms: int
 
-    def as_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -123,7 +123,7 @@ class Finding:
             "age_ms": self.age_ms,
         }
 
-    def line(self) -> str:
+    def __str__(self) -> str:
         """The text `check` prints: kind, path, detail."""
         return f"{self.kind}  {self.path}  {self.detail}"
 

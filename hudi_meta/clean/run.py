@@ -244,4 +244,4 @@ def _dry_run(engine: Engine, table: HudiTable, policy: CleanPolicy, now_ms: int 
 
 
 def format_reports(reports: Sequence[FileReport]) -> list[dict[str, Any]]:
-    return [r.row() for r in reports]
+    return [r.to_dict() for r in reports]

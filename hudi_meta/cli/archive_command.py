@@ -54,7 +54,7 @@ def archive_command(args: argparse.Namespace) -> int:
     # the store marks the archived instants (a kill before this: `check` names them, `index` marks them)
     warn_if_not_refreshed(outcome.index)
     if outcome.index.stats is not None and not args.json:
-        print(f"metadata store updated: {outcome.index.stats.summary()}")
+        print(f"metadata store updated: {outcome.index.stats}")
     return 0
 
 

@@ -45,7 +45,7 @@ def check_command(args: argparse.Namespace) -> int:
         write_json([f.to_row() for f in report.findings])
     else:
         for finding in report.findings:
-            print(finding.line())
+            print(finding)
     # the API's note on the index drift it was not asked to check, in the option's words
     notes = ["index drift not checked: --no-index"] if args.no_index else report.notes
     for note in notes:

@@ -99,9 +99,9 @@ def schedule_command(args: argparse.Namespace) -> int:
     with open_table(args.table, args.db) as table:
         result = table.schedule(request)
     if args.json:
-        write_json([result.row()])
+        write_json([result.to_dict()])
     else:
-        print(result.message())
+        print(result)
     return 0
 
 
@@ -135,7 +135,7 @@ def run_command(args: argparse.Namespace) -> int:
             spark_master=args.spark_master if args.engine == "spark" else None,
         )
     if args.json:
-        write_json_object(summary.as_dict())
+        write_json_object(summary.to_dict())
     else:
         print(
             f"completed compaction {summary.instant}: {summary.operations} file groups, "

@@ -25,8 +25,8 @@ def freshness_command(args: argparse.Namespace) -> int:
     with open_table(args.table, args.db) as table:
         f = table.freshness()
     if args.json:
-        write_json_object(f.as_dict())
+        write_json_object(f.to_dict())
         return 0
-    for key, value in readable(f.as_dict()).items():
+    for key, value in readable(f.to_dict()).items():
         print(f"{key.removesuffix('_ms').replace('_', ' ')}: {'-' if value is None else value}")
     return 0

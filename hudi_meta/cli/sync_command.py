@@ -77,7 +77,7 @@ def sync_command(args: argparse.Namespace) -> int:
             sync_strategy=args.sync_strategy,
         )
     if args.json:
-        write_json([report.as_dict()])
+        write_json([report.to_dict()])
         return 0
     verb = "would" if args.dry_run else "did"
     if not report.actions:

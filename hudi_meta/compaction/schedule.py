@@ -181,7 +181,7 @@ class ScheduleResult:
     plan: CompactionPlan | None = None
     threshold_ms: int | None = None
 
-    def row(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """What every front end reports of a schedule (the CLI's `--json`, the web action's JSON)."""
         plan = self.plan
         return {
@@ -195,11 +195,11 @@ class ScheduleResult:
             "exact": is_exact(plan) if plan else None,
         }
 
-    def message(self) -> str:
+    def __str__(self) -> str:
         """The one line a person reads."""
         if self.instant is None:
             return f"nothing scheduled: {self.reason}"
-        row = self.row()
+        row = self.to_dict()
         return (
             f"scheduled compaction {self.instant}: {row['operations']} operations, {row['links']} links "
             f"({row['mode']}), threshold {row['threshold'] or '-'}, exact: {'yes' if row['exact'] else 'no'}"

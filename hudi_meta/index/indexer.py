@@ -84,7 +84,7 @@ class Indexer:
             count_late_records(engine, table, table_id, self.stats)
             mark_indexed(engine, table_id, current.version, current.layout)
         level = logging.INFO if self.stats.changed() else logging.DEBUG  # a service polls: quiet when nothing is new
-        log.log(level, "indexed %s: %s", table.base_path, self.stats.summary())
+        log.log(level, "indexed %s: %s", table.base_path, self.stats)
         return self.stats
 
     def _check_registered_field(self) -> None:

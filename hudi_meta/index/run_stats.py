@@ -24,7 +24,7 @@ class IndexRunStats:
     def changed(self) -> bool:
         return any(vars(self).values())
 
-    def summary(self) -> str:
+    def __str__(self) -> str:
         """The non-zero counts, for the log: `instants_added=3 blocks_added=12`, or `nothing new`."""
         counts = [f"{k}={v}" for k, v in vars(self).items() if v]
         return " ".join(counts) or "nothing new"

@@ -59,7 +59,7 @@ class MetadataDamage:
     path: str
     problem: str
 
-    def line(self) -> str:
+    def __str__(self) -> str:
         return f"{self.path}: {self.problem}"
 
 
@@ -79,9 +79,7 @@ def refuse_damaged(table: HudiTable) -> None:
     if damage[0].kind == MISSING:
         raise MetadataTableDamagedError(f"{damage[0].problem}; {REMEDY}")
     more = f" (and {len(damage) - 1} more: hudi-meta check lists them)" if len(damage) > 1 else ""
-    raise MetadataTableDamagedError(
-        f"{table.base_path}: the metadata table is damaged: {damage[0].line()}{more}; {REMEDY}"
-    )
+    raise MetadataTableDamagedError(f"{table.base_path}: the metadata table is damaged: {damage[0]}{more}; {REMEDY}")
 
 
 def metadata_damage(table: HudiTable) -> list[MetadataDamage]:

@@ -37,7 +37,7 @@ class SyncAction:
     target: str  # database or database.table
     detail: Mapping[str, str | None] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return {"operation": self.operation, "target": self.target, "detail": dict(self.detail)}
 
 
@@ -47,8 +47,8 @@ class SyncReport:
     actions: list[SyncAction]
     dry_run: bool
 
-    def as_dict(self) -> dict[str, object]:
-        return {"tables": self.tables, "dry_run": self.dry_run, "actions": [a.as_dict() for a in self.actions]}
+    def to_dict(self) -> dict[str, object]:
+        return {"tables": self.tables, "dry_run": self.dry_run, "actions": [a.to_dict() for a in self.actions]}
 
 
 def table_schema(table: HudiTable) -> pa.Schema:

@@ -195,7 +195,7 @@ class FileReport:
     done: bool = False
     error: str | None = None
 
-    def row(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "instant": self.instant,
             "operation": self.operation,

@@ -17,7 +17,7 @@ class FileAction:
     error: str | None = None
     target: str | None = None  # where a move puts the file
 
-    def row(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "operation": self.operation,
             "source": self.path,

@@ -984,11 +984,11 @@ class ModelTable:
         if self.pending is not None and self.pending.foreign:  # what check must report until the run takes it back
             expected |= {PLAN_SLICE_CHANGED, PLAN_ORDER_BROKEN}
         findings = [f for f in check_files(self.table) if f.kind not in expected]
-        assert not findings, "check found: " + "; ".join(f.line() for f in findings[:5])
+        assert not findings, "check found: " + "; ".join(str(f) for f in findings[:5])
         if self.metadata_table:  # the metadata table lists exactly the committed files on storage
             table = self.table
             damage = metadata_damage(table)  # and readers read it: one base file per instant, every file readable
-            assert not damage, "metadata table: " + "; ".join(d.line() for d in damage[:3])
+            assert not damage, "metadata table: " + "; ".join(str(d) for d in damage[:3])
             listing = read_files_partition(table)
             got = {p: dict(f) for p, f in listing.files.items() if f}
             want = expected_listing(table)
